@@ -1,0 +1,253 @@
+"""Budgeted context building: what the model sees at one call, chosen from the whole session.
+
+The algorithm (the texts' "history stays, context is rebuilt under a budget"):
+
+1. Count the fixed part first — tool definitions, system prompt, any inferred static head and the
+   per-request overhead. It is always kept; if it alone exceeds the budget, stop with an error.
+2. Group the messages into units (``interactions.py``) so a cut never splits a tool call from
+   its result.
+3. Keep the newest unit and the pinned ones (the newest real user message; optionally the first
+   task message). If they do not fit, stop with an error naming the numbers.
+4. Walk backwards from the newest unit, keeping whole units while they fit; the first unit that
+   does not fit ends the walk — everything older is dropped, so the kept history has no holes.
+5. If the provider needs a user message first, drop leading units until one starts with a user.
+
+The budget defaults to 90% of the profile's context window (the rest is room for the reply).
+``build_context`` is pure: it reads a conversation and returns a :class:`Context`; it writes
+nothing. Taught in chapter 03.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from typing import Literal, Sequence
+
+from .errors import BudgetError, CtxlabError
+from .interactions import Granularity, Unanswered, Unit, find_orphans, group_units
+from .messages import Conversation, Message, ToolSpec
+from .profiles import ModelProfile, profile_for
+from .tokens import MessageMeter
+
+
+@dataclass(frozen=True)
+class BudgetPolicy:
+    """How to build a context. Token figures are in tokens.
+
+    ``budget_tokens`` overrides ``input_ratio`` x the window. ``max_units`` caps the number of
+    whole units kept (pinned ones included). ``unanswered`` is the declared treatment of tool
+    calls that never got a result (see ``interactions.py``).
+    """
+
+    budget_tokens: int | None = None
+    input_ratio: float = 0.9
+    granularity: Granularity = "round"
+    max_units: int | None = None
+    pin_newest_user: bool = True
+    pin_first_task: bool = False
+    unanswered: Unanswered = "stub"
+
+    def budget_for(self, profile: ModelProfile) -> int:
+        return self.budget_tokens if self.budget_tokens is not None else profile.budget_tokens(self.input_ratio)
+
+
+Decision = Literal["kept", "pinned", "dropped"]
+
+
+@dataclass(frozen=True)
+class UnitReport:
+    """What happened to one unit: ``decision`` and a one-line ``reason``; ``tokens`` under the meter."""
+
+    unit: int
+    kind: str
+    first_id: str
+    messages: int
+    tokens: int
+    decision: Decision
+    reason: str
+
+
+@dataclass(frozen=True)
+class Context:
+    """A request's contents and the account of how they were chosen.
+
+    Token fields (all under ``counter``): ``tools_tokens``, ``system_tokens``, ``head_tokens``
+    (an inferred static head, 0 unless the transcript lacked system and tools),
+    ``overhead_tokens`` (per request) and ``message_tokens``; ``total_tokens`` is their sum and
+    never exceeds ``budget_tokens`` when built by :func:`build_context`.
+    """
+
+    system: tuple[str, ...]
+    tools: tuple[ToolSpec, ...]
+    messages: tuple[Message, ...]
+    profile: ModelProfile
+    counter: str
+    budget_tokens: int
+    tools_tokens: int
+    system_tokens: int
+    head_tokens: int
+    overhead_tokens: int
+    message_tokens: int
+    report: tuple[UnitReport, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def window_tokens(self) -> int:
+        return self.profile.context_window
+
+    @property
+    def total_tokens(self) -> int:
+        return self.tools_tokens + self.system_tokens + self.head_tokens + self.overhead_tokens + self.message_tokens
+
+    @property
+    def free_tokens(self) -> int:
+        return self.budget_tokens - self.total_tokens
+
+    def kept(self) -> list[UnitReport]:
+        return [r for r in self.report if r.decision != "dropped"]
+
+    def dropped(self) -> list[UnitReport]:
+        return [r for r in self.report if r.decision == "dropped"]
+
+    def breakdown(self) -> dict[str, int]:
+        """The token bar: ``{"tools", "system", "head", "kept", "free"}`` in tokens, summing to the budget."""
+        return {"tools": self.tools_tokens, "system": self.system_tokens + self.overhead_tokens,
+                "head": self.head_tokens, "kept": self.message_tokens, "free": max(0, self.free_tokens)}
+
+    def summary_line(self) -> str:
+        return (f"{len(self.messages)} messages in {len(self.kept())} units kept, {len(self.dropped())} units "
+                f"dropped; {self.total_tokens:,} / {self.budget_tokens:,} tokens ({self.counter})")
+
+    def __str__(self) -> str:
+        lines = [self.summary_line(), "  " + "  ".join(f"{k}={v:,}" for k, v in self.breakdown().items())]
+        lines += [f"  note: {n}" for n in self.notes]
+        lines.append(f"  {'unit':>5} {'kind':<9} {'msgs':>4} {'tokens':>8}  decision  reason")
+        for r in self.report:
+            lines.append(f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {r.reason}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        colour = {"kept": "#2e7d32", "pinned": "#1565c0", "dropped": "#9e9e9e"}
+        rows = "".join(
+            f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{r.kind}</td><td>{r.messages}</td>"
+            f"<td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td><td>{html.escape(r.reason)}</td></tr>"
+            for r in self.report)
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        return (f"<div><b>{html.escape(self.summary_line())}</b><ul>{notes}</ul>"
+                "<table><tr><th>unit</th><th>kind</th><th>msgs</th><th>tokens</th><th>decision</th><th>reason</th></tr>"
+                f"{rows}</table></div>")
+
+
+def _thinking_counts(profile: ModelProfile, position: int, last_user: int) -> bool:
+    """Whether a message's thinking is sent: Anthropic strips it from turns before the newest user message."""
+    return profile.thinking == "all" or (profile.thinking == "current_turn" and position > last_user)
+
+
+def _pinned(units: Sequence[Unit], policy: BudgetPolicy) -> dict[int, str]:
+    """unit index -> why it is pinned."""
+    user_units = [u for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
+    pins: dict[int, str] = {}
+    if policy.pin_first_task and user_units:
+        pins[user_units[0].index] = "pinned: first task message"
+    if policy.pin_newest_user and user_units:
+        pins[user_units[-1].index] = "pinned: newest user message"
+    return pins
+
+
+def build_context(conversation: Conversation, policy: BudgetPolicy | None = None, *,
+                  profile: ModelProfile | None = None, meter: MessageMeter | None = None) -> Context:
+    """Build the context for the next model call of ``conversation`` under a token budget.
+
+    ``[S, U, A(c1), T(c1), A, U2]`` with a budget that holds only the newest two units →
+    ``[A, U2]`` (or ``[U2]`` for a profile that needs a user message first).
+
+    Raises BudgetError when the fixed part (tools + system + head + overhead) or the newest unit
+    with the pinned messages exceeds the budget, naming the numbers; OrphanError for a tool
+    result with no call; CtxlabError for a conversation with no messages. Never returns an
+    empty or system-only context. Chapter 03.
+    """
+    policy = policy or BudgetPolicy()
+    profile = profile or profile_for(conversation.model, conversation.provider)
+    meter = meter or MessageMeter(profile)
+    budget = policy.budget_for(profile)
+    notes = [n for n in (profile.tokenizer_note,) if n]
+
+    messages = [m for m in conversation.messages if m.origin != "meta"]
+    if len(messages) < len(conversation.messages):
+        notes.append(f"{len(conversation.messages) - len(messages)} meta messages are never sent and were left out")
+    if not messages:
+        raise CtxlabError(f"Conversation {conversation.id!r} has no messages to send; a context needs at least one.")
+
+    tools_t = meter.tools(conversation.tools)
+    system_t = meter.system(conversation.system)
+    head_t = conversation.inferred_head_tokens or 0
+    if head_t:
+        notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
+    fixed = tools_t + system_t + head_t + profile.per_request_tokens
+    if fixed > budget:
+        raise BudgetError(
+            f"The fixed part alone needs {fixed:,} tokens (tools {tools_t:,} + system {system_t:,} + head {head_t:,} "
+            f"+ request overhead {profile.per_request_tokens}) but the budget is {budget:,}. Raise the budget "
+            "or the window, or shorten the system prompt or the tool definitions.", needed=fixed, budget=budget)
+
+    units = group_units(messages, policy.granularity, policy.unanswered)
+    treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
+    notes += [f"call {o.call_id!r} in {o.where} never got a result: {treatment}"
+              for o in find_orphans(messages) if o.kind == "call_without_result"]
+    last_user = max((u.start for u in units if u.first.is_real_user), default=-1)
+    tokens = [sum(meter.message(m, _thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
+              for u in units]
+
+    pins = _pinned(units, policy)
+    newest = units[-1].index
+    must = {newest: "newest unit", **pins}
+    if pins.get(units[0].index) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
+        del must[units[0].index]
+        del pins[units[0].index]
+        notes.append("the first task message is pinned but does not fit; it was dropped")
+    must_t = sum(tokens[i] for i in must)
+    if fixed + must_t > budget:
+        what = " + ".join(f"{units[i].label()} {tokens[i]:,}" for i in sorted(must))
+        raise BudgetError(
+            f"The newest unit and the pinned messages need {must_t:,} tokens ({what}) on top of the fixed "
+            f"{fixed:,}, over the budget of {budget:,}. Prune or page the large tool results in "
+            f"{units[newest].first.where()} (chapter 05) or raise the budget.", needed=fixed + must_t, budget=budget)
+
+    decision: dict[int, tuple[Decision, str]] = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}
+    room, kept_count, walking = budget - fixed - must_t, len(must), True
+    for u in reversed(units):
+        if u.index in decision:
+            continue
+        if not walking:
+            decision[u.index] = ("dropped", "older than a unit that did not fit")
+        elif policy.max_units is not None and kept_count >= policy.max_units:
+            decision[u.index], walking = ("dropped", f"max_units={policy.max_units} reached"), False
+        elif tokens[u.index] > room:
+            decision[u.index], walking = ("dropped", f"needs {tokens[u.index]:,}, {room:,} left"), False
+        else:
+            decision[u.index] = ("kept", "fits")
+            room -= tokens[u.index]
+            kept_count += 1
+
+    if profile.requires_user_first:
+        for u in units:
+            if decision[u.index][0] == "dropped":
+                continue
+            if u.first.role == "user":
+                break
+            if u.index == newest:
+                break  # nothing but the newest unit is left; it stays
+            decision[u.index] = ("dropped", "the provider needs a user message first")
+
+    kept = [u for u in units if decision[u.index][0] != "dropped"]
+    out = tuple(m for u in kept for m in u.messages)
+    orphans = find_orphans(out)
+    if orphans:  # an invariant of the algorithm: reaching this is a ctxlab bug, not bad input
+        raise AssertionError(f"build_context produced orphans: {orphans}")
+    report = tuple(UnitReport(u.index, u.kind, u.first.id, len(u.messages), tokens[u.index], *decision[u.index])
+                   for u in units)
+    return Context(
+        system=conversation.system, tools=conversation.tools, messages=out, profile=profile,
+        counter=meter.counter.name, budget_tokens=budget, tools_tokens=tools_t, system_tokens=system_t,
+        head_tokens=head_t, overhead_tokens=profile.per_request_tokens,
+        message_tokens=sum(tokens[u.index] for u in kept), report=report, notes=tuple(notes))

@@ -1,0 +1,257 @@
+"""Token accounting (metering): how many tokens a text, a message, the tools and a request cost.
+
+Two kinds of counter share one protocol, :class:`TokenCounter`:
+
+* exact counters — tiktoken's ``o200k_base`` (GPT-4o, GPT-4.1, GPT-5, o-series) and
+  ``cl100k_base`` (GPT-4, GPT-3.5), loaded offline (see ``_offline_encodings``);
+* estimators — ``chars/3`` and ``chars/4``: characters divided by an average, rounded up. The
+  texts we teach from use chars/3 "because it slightly over-estimates"; chapter 01 measures
+  where that holds (English prose, code) and where it fails (Chinese, base64, dense JSON).
+
+On top of the text, a provider adds a few tokens per message and per request. The
+:class:`MessageMeter` applies the profile's overheads and counts every message once.
+
+Simplified on purpose: tool-call ids and tool-result ids are not counted (the providers'
+templates are undocumented); tool definitions use OpenAI's documented recipe for every
+provider. o200k is not Claude's tokenizer — Claude counts are estimates, and the profile says so.
+Taught in chapter 01.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol, Sequence
+
+from ._offline_encodings import get_encoding
+from .messages import Conversation, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from .profiles import ModelProfile
+
+
+class TokenCounter(Protocol):
+    """Anything that turns text into a token count. ``name`` is shown in tables."""
+
+    name: str
+    exact: bool
+
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class TiktokenCounter:
+    """Exact tokens of a tiktoken encoding, times ``calibration`` (1.0 = exact). ``count("hello world")`` → 2."""
+
+    encoding_name: str = "o200k_base"
+    calibration: float = 1.0
+
+    @property
+    def name(self) -> str:
+        return self.encoding_name if self.calibration == 1.0 else f"{self.encoding_name}x{self.calibration:g}"
+
+    @property
+    def exact(self) -> bool:
+        return self.calibration == 1.0
+
+    def encode(self, text: str) -> list[int]:
+        # Special-token strings inside a transcript are data, not control tokens.
+        return get_encoding(self.encoding_name).encode(text, disallowed_special=())
+
+    def count(self, text: str) -> int:
+        n = len(self.encode(text)) if text else 0
+        return n if self.calibration == 1.0 else math.ceil(n * self.calibration)
+
+
+@dataclass(frozen=True)
+class CharsPerTokenCounter:
+    """An estimator: ``ceil(len(text) / chars_per_token)``. ``chars/4`` of "abcdefgh" → 2."""
+
+    chars_per_token: float
+
+    @property
+    def name(self) -> str:
+        return f"chars/{self.chars_per_token:g}"
+
+    exact: bool = False
+
+    def count(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+COUNTER_NAMES = ("o200k_base", "cl100k_base", "chars/3", "chars/4")
+
+
+def get_counter(name: str) -> TokenCounter:
+    """A counter by name: ``o200k_base``, ``cl100k_base``, ``chars/3``, ``chars/4`` (or ``chars/N``)."""
+    if name in ("o200k", "o200k_base", "cl100k", "cl100k_base"):
+        return TiktokenCounter(name if name.endswith("_base") else f"{name}_base")
+    if name.startswith("chars/"):
+        try:
+            return CharsPerTokenCounter(float(name.split("/", 1)[1]))
+        except ValueError:
+            pass
+    raise ValueError(f"Unknown counter {name!r}; use one of {', '.join(COUNTER_NAMES)}.")
+
+
+def counter_for(profile: ModelProfile) -> TokenCounter:
+    """The counter a profile implies: its tokenizer, scaled by its calibration factor."""
+    return TiktokenCounter(profile.tokenizer, profile.calibration)
+
+
+def image_tokens(part: ImagePart, rule: str) -> int:
+    """Tokens of one image.
+
+    ``anthropic``: ``ceil(w*h/750)``, at most 1,600 (Anthropic 'Vision' docs; images are resized to
+    ~1.15 megapixels). ``openai``: 85 + 170 per 512-px tile after fitting into 2048 and scaling the
+    short side to 768 (OpenAI 'Vision' docs, high detail). Unknown size: the rule's maximum.
+    """
+    if rule == "anthropic":
+        if not (part.width and part.height):
+            return 1600
+        return min(1600, math.ceil(part.width * part.height / 750))
+    if not (part.width and part.height):
+        return 85 + 170 * 4
+    w, h = float(part.width), float(part.height)
+    if max(w, h) > 2048:
+        w, h = w * 2048 / max(w, h), h * 2048 / max(w, h)
+    if min(w, h) > 768:
+        w, h = w * 768 / min(w, h), h * 768 / min(w, h)
+    return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
+
+
+def tools_tokens(tools: Sequence[ToolSpec], counter: TokenCounter) -> int:
+    """Tokens of the tool definitions, by the OpenAI cookbook's recipe for gpt-4o.
+
+    Per function 7 + ``name:description``; 3 if it has properties, then per property
+    3 + ``name:type:description`` (trailing period dropped), enums -3 + 3 per item + the item;
+    12 once at the end. Source: OpenAI cookbook, 'How to count tokens with tiktoken', section 7.
+    """
+    if not tools:
+        return 0
+    total = 12
+    for tool in tools:
+        total += 7 + counter.count(f"{tool.name}:{tool.description.rstrip('.')}")
+        properties: dict[str, Any] = (tool.parameters or {}).get("properties") or {}
+        if properties:
+            total += 3
+            for key, schema in properties.items():
+                schema = schema if isinstance(schema, dict) else {}
+                total += 3
+                if "enum" in schema:
+                    total -= 3
+                    for item in schema["enum"]:
+                        total += 3 + counter.count(str(item))
+                desc = str(schema.get("description", "")).rstrip(".")
+                total += counter.count(f"{key}:{schema.get('type', '')}:{desc}")
+    return total
+
+
+class MessageMeter:
+    """Counts messages, system prompt and tools under one profile, each message once.
+
+    ``meter = MessageMeter(profile)``; ``meter.message(m)`` → tokens of ``m`` including the
+    per-message overhead. Counts are cached by message identity, so a context built again on
+    the next call counts only the new messages.
+    """
+
+    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
+        self.profile = profile
+        self.counter = counter or counter_for(profile)
+        self._cache: dict[tuple[int, bool], tuple[Message, int]] = {}  # (id(msg), thinking) -> (msg, tokens)
+
+    def text(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def message(self, msg: Message, include_thinking: bool = True) -> int:
+        """Tokens of one message: overhead + role + parts (+ name). Thinking only if asked."""
+        key = (id(msg), include_thinking)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] is msg:  # the stored message keeps its id from being reused
+            return hit[1]
+        n = self.profile.per_message_tokens + self.counter.count(msg.role)
+        for part in msg.parts:
+            if isinstance(part, TextPart):
+                n += self.counter.count(part.text)
+            elif isinstance(part, ThinkingPart):
+                n += self.counter.count(part.text) if include_thinking else 0
+            elif isinstance(part, ToolCallPart):
+                n += self.counter.count(part.name) + self.counter.count(part.arguments)
+            elif isinstance(part, ImagePart):
+                n += image_tokens(part, self.profile.images)
+        if msg.name:
+            n += self.profile.per_name_tokens + self.counter.count(msg.name)
+        self._cache[key] = (msg, n)
+        return n
+
+    def system(self, blocks: Sequence[str]) -> int:
+        """Tokens of the system prompt blocks (as one system message under OpenAI rules)."""
+        if not blocks:
+            return 0
+        text = sum(self.counter.count(b) for b in blocks)
+        return text + (self.profile.per_message_tokens if self.profile.provider != "anthropic" else 0)
+
+    def tools(self, tools: Sequence[ToolSpec]) -> int:
+        """Tokens of the tool definitions plus any hidden tool-use system prompt of the provider."""
+        if not tools:
+            return 0
+        return tools_tokens(tools, self.counter) + self.profile.tool_system_tokens
+
+    def messages(self, msgs: Iterable[Message]) -> int:
+        return sum(self.message(m) for m in msgs)
+
+
+@dataclass(frozen=True)
+class InferredHead:
+    """A static head (system prompt + tools) the transcript did not record, sized from usage.
+
+    ``tokens`` = the first recorded call's total input tokens minus ctxlab's count of the
+    messages before it. Always labelled *inferred*: it carries the counter's error too.
+    """
+
+    tokens: int
+    call_message_id: str
+    recorded_input_tokens: int
+    counted_message_tokens: int
+
+    def __str__(self) -> str:
+        return (f"inferred static head: {self.tokens:,} tokens = recorded input "
+                f"{self.recorded_input_tokens:,} at {self.call_message_id!r} - counted messages "
+                f"{self.counted_message_tokens:,}")
+
+
+def infer_static_head(conversation: Conversation, meter: MessageMeter) -> InferredHead | None:
+    """Size the unrecorded system prompt + tools from the first call that recorded usage.
+
+    Returns None when the transcript records a system prompt or tools, or no usage at all.
+    """
+    if conversation.system or conversation.tools:
+        return None
+    before: list[Message] = []
+    for msg in conversation.messages:
+        if msg.role == "assistant" and msg.usage and msg.usage.total_input_tokens > 0:
+            counted = meter.messages(m for m in before if m.origin != "meta")
+            recorded = msg.usage.total_input_tokens
+            return InferredHead(max(0, recorded - counted), msg.id, recorded, counted)
+        before.append(msg)
+    return None
+
+
+@dataclass(frozen=True)
+class EstimateRow:
+    """One line of an estimator comparison: ``error`` is (estimate - exact) / exact."""
+
+    label: str
+    chars: int
+    exact_tokens: int
+    estimates: dict[str, int]
+
+    def error(self, counter_name: str) -> float:
+        return (self.estimates[counter_name] - self.exact_tokens) / max(1, self.exact_tokens)
+
+
+def compare_estimates(samples: dict[str, str], exact: str = "o200k_base",
+                      estimators: Sequence[str] = ("chars/3", "chars/4")) -> list[EstimateRow]:
+    """Exact vs estimated tokens per labelled text. ``{"中文": "上下文"*100}`` → chars/4 under-counts."""
+    ref = get_counter(exact)
+    ests = [get_counter(e) for e in estimators]
+    return [EstimateRow(label, len(text), ref.count(text), {e.name: e.count(text) for e in ests})
+            for label, text in samples.items()]

@@ -1,0 +1,89 @@
+"""Units, orphans and the provider errors an orphan causes."""
+
+from __future__ import annotations
+
+import pytest
+
+from ctxlab.errors import OrphanError
+from ctxlab.interactions import STUB_TEXT, find_orphans, group_units, provider_error
+from ctxlab.messages import Message, TextPart, assistant, tool_result, user
+from dataclasses import replace
+
+
+def shape(units):
+    return [(u.kind, [m.id for m in u.messages]) for u in units]
+
+
+def test_round_granularity_splits_sequential_rounds():
+    msgs = [user("go", "U"), assistant("", "A1", calls=(("c1", "ls", {}),)), tool_result("c1", "x", "T1"),
+            assistant("", "A2", calls=(("c2", "ls", {}),)), tool_result("c2", "y", "T2"), assistant("done", "A3")]
+    assert shape(group_units(msgs)) == [("user", ["U"]), ("round", ["A1", "T1"]), ("round", ["A2", "T2"]),
+                                        ("round", ["A3"])]
+
+
+def test_turn_granularity_merges_until_the_next_real_user():
+    reminder = replace(user("<system-reminder>todo list changed</system-reminder>", "S"), origin="system")
+    msgs = [assistant("hello, I am the agent", "P"), user("go", "U"), assistant("", "A1", calls=(("c1", "ls", {}),)),
+            tool_result("c1", "x", "T1"), reminder, assistant("ok", "A2"), user("next", "U2"), assistant("fine", "A3")]
+    assert shape(group_units(msgs, "turn")) == [("preamble", ["P"]), ("turn", ["U", "A1", "T1", "S", "A2"]),
+                                                ("turn", ["U2", "A3"])]
+
+
+def test_system_reminder_inside_an_open_round_stays_in_it():
+    reminder = replace(user("<system-reminder>", "S"), origin="system")
+    msgs = [user("go", "U"), assistant("", "A", calls=(("c1", "ls", {}),)), reminder, tool_result("c1", "x", "T")]
+    assert shape(group_units(msgs)) == [("user", ["U"]), ("round", ["A", "S", "T"])]
+
+
+def test_unanswered_call_is_stubbed_or_dropped_and_reported():
+    aborted = replace(assistant("let me run", "A", calls=(("c1", "bash", {}), ("c2", "bash", {}))), stop_reason="aborted")
+    msgs = [user("go", "U"), aborted, tool_result("c1", "ok", "T1"), user("stop that", "U2")]
+    stub = group_units(msgs, unanswered="stub")[1]
+    assert stub.unanswered == ("c2",)
+    assert [m.id for m in stub.messages] == ["A", "T1", "stub:c2"]
+    assert stub.messages[-1].text == STUB_TEXT and stub.messages[-1].is_error
+    assert find_orphans(stub.messages) == []
+
+    dropped = group_units(msgs, unanswered="drop")[1]
+    assert [p.id for p in dropped.messages[0].tool_calls] == ["c1"]
+    assert dropped.messages[0].text == "let me run"
+    assert find_orphans(dropped.messages) == []
+
+
+def test_a_message_holding_only_unanswered_calls_disappears_under_drop():
+    msgs = [user("go", "U"), assistant("", "A", calls=(("c1", "bash", {}),)), user("never mind", "U2")]
+    units = group_units(msgs, unanswered="drop")
+    assert shape(units) == [("user", ["U"]), ("user", ["U2"])]
+    assert [u.index for u in units] == [0, 1]
+
+
+def test_orphan_result_raises_naming_the_message():
+    msgs = [user("go", "U"), tool_result("c9", "stray", "T9")]
+    with pytest.raises(OrphanError, match=r"'T9'.*'c9'"):
+        group_units(msgs)
+
+
+def test_result_after_a_user_closed_its_round_is_an_orphan():
+    msgs = [user("go", "U"), assistant("", "A", calls=(("c1", "ls", {}),)), user("hurry", "U2"), tool_result("c1", "late", "T")]
+    with pytest.raises(OrphanError, match="already closed"):
+        group_units(msgs)
+
+
+def test_find_orphans_names_every_kind():
+    msgs = [tool_result("c0", "before its call", "T0"), assistant("", "A", calls=(("c1", "ls", {}), ("c2", "ls", {}))),
+            tool_result("c1", "x", "T1"), tool_result("c1", "again", "T1b"), assistant("", "B", calls=(("c1", "ls", {}),))]
+    kinds = sorted((o.kind, o.call_id, o.message_id) for o in find_orphans(msgs))
+    assert kinds == [("call_without_result", "c2", "A"), ("duplicate_call", "c1", "B"),
+                     ("duplicate_result", "c1", "T1b"), ("result_without_call", "c0", "T0")]
+
+
+def test_provider_errors_for_each_side():
+    call_only = [user("go", "U"), assistant("", "A", calls=(("toolu_1", "ls", {}),)), user("?", "U2")]
+    assert "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1" in \
+        provider_error(call_only, "anthropic")
+    assert "did not have response messages: toolu_1" in provider_error(call_only, "openai")
+    result_only = [user("go", "U"), tool_result("toolu_1", "x", "T")]
+    assert "unexpected `tool_use_id` found in `tool_result` blocks: toolu_1" in provider_error(result_only, "anthropic")
+    assert "must be a response to a preceeding message" in provider_error(result_only, "openai")
+    fine = [user("go", "U"), assistant("", "A", calls=(("c1", "ls", {}),)), tool_result("c1", "x", "T")]
+    assert provider_error(fine, "anthropic") is None and provider_error(fine, "openai") is None
