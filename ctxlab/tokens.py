@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Protocol, Sequence
 
 from ._offline_encodings import get_encoding
-from .messages import Conversation, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from .messages import Conversation, ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolSpec
 from .profiles import ModelProfile
 
 
@@ -167,20 +167,28 @@ class MessageMeter:
         hit = self._cache.get(key)
         if hit is not None and hit[0] is msg:  # the stored message keeps its id from being reused
             return hit[1]
-        n = self.profile.per_message_tokens + self.counter.count(msg.role)
-        for part in msg.parts:
-            if isinstance(part, TextPart):
-                n += self.counter.count(part.text)
-            elif isinstance(part, ThinkingPart):
-                n += self.counter.count(part.text) if include_thinking else 0
-            elif isinstance(part, ToolCallPart):
-                n += self.counter.count(part.name) + self.counter.count(part.arguments)
-            elif isinstance(part, ImagePart):
-                n += image_tokens(part, self.profile.images)
-        if msg.name:
-            n += self.profile.per_name_tokens + self.counter.count(msg.name)
+        n = self.overhead(msg) + sum(self.part(p) for p in msg.parts
+                                     if include_thinking or not isinstance(p, ThinkingPart))
         self._cache[key] = (msg, n)
         return n
+
+    def overhead(self, msg: Message) -> int:
+        """The tokens a message costs beyond its parts: per-message overhead, role, name."""
+        n = self.profile.per_message_tokens + self.counter.count(msg.role)
+        if msg.name:
+            n += self.profile.per_name_tokens + self.counter.count(msg.name)
+        return n
+
+    def part(self, part: Part) -> int:
+        """Tokens of one part: text, thinking text, tool name + arguments, or an image by size."""
+        if isinstance(part, (TextPart, ThinkingPart)):
+            return self.counter.count(part.text)
+        if isinstance(part, ToolCallPart):
+            return self.counter.count(part.name) + self.counter.count(part.arguments)
+        if isinstance(part, ImagePart):
+            return image_tokens(part, self.profile.images)
+        return 0
+
 
     def system(self, blocks: Sequence[str]) -> int:
         """Tokens of the system prompt blocks (as one system message under OpenAI rules)."""

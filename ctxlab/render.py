@@ -1,0 +1,312 @@
+"""Rendering: a Context becomes what a provider receives.
+
+Two outputs:
+
+* **request bodies** an engineer can send — :func:`to_openai_body` (chat completions) and
+  :func:`to_anthropic_body` (Messages API: consecutive tool results share one user message,
+  ``cache_control`` breakpoints placed as an agent would);
+* a **block list** for the cache simulators — :func:`render_blocks`: every tool definition,
+  system block and message content block in the provider's order (tools → system →
+  messages), each with a digest of its wire form, a chained prefix digest and a token count.
+  Two requests share a prefix exactly as far as their prefix digests agree, so comparing
+  prefixes is cheap; :func:`prefix_diff` names the first block that differs.
+
+Simplified on purpose: images are stood in for by their size (their bytes are not kept); a
+block's tokens come from the profile's counter (an estimate for Claude, see ``tokens.py``).
+Taught in chapter 04.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from .context import Context
+from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from .tokens import MessageMeter, tools_tokens
+
+
+def _canon(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+# ---- wire forms ----
+
+def _anthropic_part(part: Any) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ThinkingPart):
+        if part.redacted:
+            return {"type": "redacted_thinking", "data": part.signature or ""}
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
+    if isinstance(part, ToolCallPart):
+        try:
+            args = json.loads(part.arguments) if part.arguments else {}
+        except json.JSONDecodeError:
+            args = {"_raw": part.arguments}  # the model emitted invalid JSON; keep it visible
+        return {"type": "tool_use", "id": part.id, "name": part.name, "input": args}
+    if isinstance(part, ImagePart):
+        return {"type": "image", "source": {"type": "base64", "media_type": part.media_type,
+                                            "data": f"<{part.data_chars} base64 chars>"}}
+    raise TypeError(f"unknown part {part!r}")
+
+
+def _anthropic_result(msg: Message) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id,
+                             "content": [_anthropic_part(p) for p in msg.parts]}
+    if msg.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _sendable_parts(msg: Message, keep_thinking: bool) -> list[Any]:
+    return [p for p in msg.parts if keep_thinking or not isinstance(p, ThinkingPart)]
+
+
+def to_anthropic_body(context: Context, model: str | None = None, breakpoints: bool = True,
+                      max_tokens: int = 4096) -> dict[str, Any]:
+    """The Messages API request for ``context``. Consecutive tool results become one user message.
+
+    With ``breakpoints``, ``cache_control: {"type": "ephemeral"}`` goes on the last tool, the last
+    system block and the last content block of the last message, as most agents place them.
+    """
+    last_user = max((i for i, m in enumerate(context.messages) if m.is_real_user), default=-1)
+    messages: list[dict[str, Any]] = []
+    for i, msg in enumerate(context.messages):
+        if msg.role == "tool":
+            if messages and messages[-1]["role"] == "user" and messages[-1]["content"] and \
+                    messages[-1]["content"][-1].get("type") == "tool_result":
+                messages[-1]["content"].append(_anthropic_result(msg))
+            else:
+                messages.append({"role": "user", "content": [_anthropic_result(msg)]})
+            continue
+        keep = context.profile.thinking == "all" or (context.profile.thinking == "current_turn" and i > last_user)
+        content = [_anthropic_part(p) for p in _sendable_parts(msg, keep)]
+        messages.append({"role": msg.role, "content": content or [{"type": "text", "text": ""}]})
+    tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
+    system = [{"type": "text", "text": s} for s in context.system]
+    if breakpoints:
+        for section in (tools, system):
+            if section:
+                section[-1]["cache_control"] = {"type": "ephemeral"}
+        if messages:
+            messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    body: dict[str, Any] = {"model": model or context.profile.name, "max_tokens": max_tokens, "messages": messages}
+    if system:
+        body["system"] = system
+    if tools:
+        body["tools"] = tools
+    return body
+
+
+def _openai_message(msg: Message) -> dict[str, Any]:
+    text = "\n".join(p.text for p in msg.parts if isinstance(p, TextPart))
+    if msg.role == "tool":
+        return {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
+    out: dict[str, Any] = {"role": msg.role, "content": text or None}
+    if msg.role == "user" and any(isinstance(p, ImagePart) for p in msg.parts):
+        out["content"] = [{"type": "text", "text": text}] + [
+            {"type": "image_url", "image_url": {"url": f"data:{p.media_type};base64,<{p.data_chars} chars>"}}
+            for p in msg.parts if isinstance(p, ImagePart)]
+    if msg.tool_calls:
+        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                             for c in msg.tool_calls]
+    if msg.name:
+        out["name"] = msg.name
+    return out
+
+
+def to_openai_body(context: Context, model: str | None = None) -> dict[str, Any]:
+    """The chat-completions request for ``context`` (system prompt as one system message; thinking is not sent)."""
+    messages: list[dict[str, Any]] = []
+    if context.system:
+        messages.append({"role": "system", "content": "\n\n".join(context.system)})
+    messages += [_openai_message(m) for m in context.messages]
+    body: dict[str, Any] = {"model": model or context.profile.name, "messages": messages}
+    if context.tools:
+        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                           "parameters": t.parameters}} for t in context.tools]
+    return body
+
+
+# ---- blocks for prefix comparison ----
+
+@dataclass(frozen=True)
+class Block:
+    """One cacheable piece of a request, in provider order.
+
+    ``kind``: ``tools``, ``system`` or ``message``; ``message_id`` for message blocks. ``digest`` is
+    the sha256 of this block's wire form; ``prefix_digest`` chains every block up to this one, so
+    two requests agree up to block i exactly when their ``prefix_digest[i]`` agree. ``tokens``
+    under the profile's counter (message overhead on a message's first block). ``text`` is the
+    wire form, for a token-level comparison inside the first differing block.
+    """
+
+    kind: str
+    label: str
+    digest: str
+    prefix_digest: str
+    tokens: int
+    text: str
+    message_id: str | None = None
+    breakpoint: bool = False
+
+
+@dataclass(frozen=True)
+class RenderedRequest:
+    """A request as blocks. ``cum_tokens[i]`` = tokens of blocks 0..i (a prefix sum)."""
+
+    provider: str
+    model: str
+    blocks: tuple[Block, ...]
+    cum_tokens: tuple[int, ...]
+    thinking: str | None = None
+    overhead_tokens: int = 0  # per-request tokens that belong to no block (OpenAI's reply priming)
+
+    @property
+    def total_tokens(self) -> int:
+        """The whole prompt: every block plus the per-request overhead."""
+        return (self.cum_tokens[-1] if self.cum_tokens else 0) + self.overhead_tokens
+
+    @property
+    def breakpoints(self) -> tuple[int, ...]:
+        return tuple(i for i, b in enumerate(self.blocks) if b.breakpoint)
+
+
+def _message_blocks(msg: Message, provider: str, keep_thinking: bool) -> list[tuple[str, Any]]:
+    """(label, wire form) per content block of one message."""
+    if provider == "openai":
+        return [(f"{msg.role} {msg.id}", _openai_message(msg))]
+    if msg.role == "tool":
+        return [(f"tool_result {msg.tool_call_id}", _anthropic_result(msg))]
+    parts = _sendable_parts(msg, keep_thinking)
+    return [(f"{msg.role} {msg.id}[{k}] {p.type}", _anthropic_part(p)) for k, p in enumerate(parts)] or \
+        [(f"{msg.role} {msg.id}[0] text", {"type": "text", "text": ""})]
+
+
+def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None], user_ids: set[str],
+                        second_message_breakpoint: bool = True) -> set[int]:
+    """Where an agent puts ``cache_control``: last tool, last system block, last block; and the last
+    block of the previous user turn, so the next request finds the entry within the 20-block lookback."""
+    marks: set[int] = set()
+    for kind in ("tools", "system"):
+        idx = [i for i, k in enumerate(kinds) if k == kind]
+        if idx:
+            marks.add(idx[-1])
+    if kinds and kinds[-1] == "message":
+        marks.add(len(kinds) - 1)
+        if second_message_breakpoint:
+            starts = [i for i, mid in enumerate(message_ids) if mid in user_ids and
+                      (i == 0 or message_ids[i - 1] != mid)]
+            if len(starts) >= 2:
+                marks.add(starts[-1] - 1)
+    return set(sorted(marks)[-4:])  # at most four breakpoints per request
+
+
+def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
+                  meter: MessageMeter | None = None, thinking: str | None = None,
+                  breakpoints: set[int] | None = None) -> RenderedRequest:
+    """The request as blocks in provider order with digests and token counts.
+
+    ``thinking`` (e.g. ``"off"``, ``"high"``) enters the digest chain at the first message block:
+    Anthropic documents that changing thinking parameters invalidates cached messages but not the
+    cached tools and system prompt.
+    """
+    provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
+    meter = meter or MessageMeter(context.profile)
+    counter = meter.counter
+    pieces: list[tuple[str, str, Any, int, str | None]] = []  # (kind, label, wire, tokens, message_id)
+
+    tool_wire = ([{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
+                 if provider == "anthropic" else
+                 [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                    "parameters": t.parameters}} for t in context.tools])
+    for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
+        t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
+        t += context.profile.tool_system_tokens if k == 0 else 0
+        pieces.append(("tools", f"tool {spec.name}", wire, t, None))
+    if provider == "openai" and context.system:
+        pieces.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
+                       meter.system(context.system), None))
+    else:
+        for k, text in enumerate(context.system):
+            pieces.append(("system", f"system[{k}]", {"type": "text", "text": text}, counter.count(text), None))
+
+    if context.head_tokens:  # a system prompt + tools the transcript did not record, sized from usage
+        pieces.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
+                       context.head_tokens, None))
+
+    last_user = max((i for i, m in enumerate(context.messages) if m.is_real_user), default=-1)
+    for i, msg in enumerate(context.messages):
+        keep = context.profile.thinking == "all" or (context.profile.thinking == "current_turn" and i > last_user)
+        parts = _sendable_parts(msg, keep)
+        wires = _message_blocks(msg, provider, keep)
+        if len(wires) == 1:
+            label, wire = wires[0]
+            pieces.append(("message", label, wire, meter.message(msg, include_thinking=keep), msg.id))
+            continue
+        for k, (label, wire) in enumerate(wires):
+            # one block per content block; the message overhead rides on its first block
+            t = meter.part(parts[k]) + (meter.overhead(msg) if k == 0 else 0)
+            pieces.append(("message", label, wire, t, msg.id))
+
+    kinds = [p[0] for p in pieces]
+    mids = [p[4] for p in pieces]
+    user_ids = {m.id for m in context.messages if m.role == "user" or m.role == "tool"}
+    marks = breakpoints if breakpoints is not None else (
+        default_breakpoints(kinds, mids, user_ids) if provider == "anthropic" else set())
+
+    blocks, cum, chain, total, salted = [], [], "", 0, False
+    for i, (kind, label, wire, tokens, mid) in enumerate(pieces):
+        text = _canon(wire)
+        digest = _digest(text)
+        if kind == "message" and not salted:
+            chain, salted = _digest(chain + f"thinking={thinking}"), True
+        chain = _digest(chain + digest)
+        total += tokens
+        blocks.append(Block(kind, label, digest, chain, tokens, text, mid, i in marks))
+        cum.append(total)
+    return RenderedRequest(provider, model or context.profile.name, tuple(blocks), tuple(cum), thinking,
+                           context.overhead_tokens)
+
+
+@dataclass(frozen=True)
+class PrefixDiff:
+    """Where two requests part: ``index`` of the first differing block (None when one is a prefix of
+    the other), ``shared_tokens`` before it, and a one-line ``reason``."""
+
+    index: int | None
+    shared_tokens: int
+    reason: str
+    old: Block | None = None
+    new: Block | None = None
+
+
+def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
+    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
+    n = min(len(old.blocks), len(new.blocks))
+    i = next((k for k in range(n) if old.blocks[k].prefix_digest != new.blocks[k].prefix_digest), None)
+    if old.model != new.model:
+        return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")
+    if i is None:
+        shared = old.cum_tokens[n - 1] if n else 0
+        grew = len(new.blocks) - len(old.blocks)
+        why = f"prefix kept; {grew} blocks appended" if grew >= 0 else f"new request is shorter by {-grew} blocks"
+        return PrefixDiff(None, shared, why)
+    shared = old.cum_tokens[i - 1] if i else 0
+    a, b = old.blocks[i], new.blocks[i]
+    if a.digest == b.digest and a.kind == "message" and old.thinking != new.thinking:
+        why = f"thinking setting changed ({old.thinking} → {new.thinking}): message caches invalidated"
+    elif a.kind != b.kind:
+        why = f"{a.label} replaced by {b.label}"
+    elif a.message_id and a.message_id != b.message_id:
+        why = f"history changed at block {i}: {a.label} dropped or replaced by {b.label}"
+    else:
+        why = f"{a.kind} block {b.label} changed"
+    return PrefixDiff(i, shared, why, a, b)
