@@ -209,19 +209,55 @@ def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None],
     return set(sorted(marks)[-4:])  # at most four breakpoints per request
 
 
+class RenderCache:
+    """Each message's rendered blocks, memoised by identity, so a replay renders a message once.
+
+    # (id(message), provider, thinking kept) -> (message, [(label, wire text, digest, tokens)])
+    The message itself is stored so its id cannot be reused by another object.
+    """
+
+    def __init__(self) -> None:
+        self._store: dict[tuple[int, str, bool], tuple[Message, list[tuple[str, str, str, int]]]] = {}
+
+    def get(self, msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
+        key = (id(msg), provider, keep)
+        hit = self._store.get(key)
+        if hit is not None and hit[0] is msg:
+            return hit[1]
+        pieces = _render_message(msg, provider, keep, meter)
+        self._store[key] = (msg, pieces)
+        return pieces
+
+
+def _render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
+    """(label, wire text, digest, tokens) per block of one message; the overhead rides on the first block."""
+    wires = _message_blocks(msg, provider, keep)
+    if len(wires) == 1:
+        label, wire = wires[0]
+        text = _canon(wire)
+        return [(label, text, _digest(text), meter.message(msg, include_thinking=keep))]
+    parts = _sendable_parts(msg, keep)
+    out = []
+    for k, (label, wire) in enumerate(wires):
+        text = _canon(wire)
+        out.append((label, text, _digest(text), meter.part(parts[k]) + (meter.overhead(msg) if k == 0 else 0)))
+    return out
+
+
 def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
                   meter: MessageMeter | None = None, thinking: str | None = None,
-                  breakpoints: set[int] | None = None) -> RenderedRequest:
+                  breakpoints: set[int] | None = None, cache: RenderCache | None = None) -> RenderedRequest:
     """The request as blocks in provider order with digests and token counts.
 
     ``thinking`` (e.g. ``"off"``, ``"high"``) enters the digest chain at the first message block:
     Anthropic documents that changing thinking parameters invalidates cached messages but not the
-    cached tools and system prompt.
+    cached tools and system prompt. ``cache`` memoises message blocks across calls (replay).
     """
     provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
     meter = meter or MessageMeter(context.profile)
+    cache = cache or RenderCache()
     counter = meter.counter
-    pieces: list[tuple[str, str, Any, int, str | None]] = []  # (kind, label, wire, tokens, message_id)
+    head: list[tuple[str, str, Any, int]] = []  # (kind, label, wire, tokens) of tools and system blocks
 
     tool_wire = ([{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
                  if provider == "anthropic" else
@@ -230,42 +266,35 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
         t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
         t += context.profile.tool_system_tokens if k == 0 else 0
-        pieces.append(("tools", f"tool {spec.name}", wire, t, None))
+        head.append(("tools", f"tool {spec.name}", wire, t))
     if provider == "openai" and context.system:
-        pieces.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
-                       meter.system(context.system), None))
+        head.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
+                     meter.system(context.system)))
     else:
         for k, text in enumerate(context.system):
-            pieces.append(("system", f"system[{k}]", {"type": "text", "text": text}, counter.count(text), None))
-
+            head.append(("system", f"system[{k}]", {"type": "text", "text": text}, counter.count(text)))
     if context.head_tokens:  # a system prompt + tools the transcript did not record, sized from usage
-        pieces.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
-                       context.head_tokens, None))
+        head.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
+                     context.head_tokens))
 
+    pieces: list[tuple[str, str, str, str, int, str | None]] = []  # (kind, label, text, digest, tokens, message id)
+    for kind, label, wire, tokens in head:
+        text = _canon(wire)
+        pieces.append((kind, label, text, _digest(text), tokens, None))
     last_user = max((i for i, m in enumerate(context.messages) if m.is_real_user), default=-1)
     for i, msg in enumerate(context.messages):
         keep = context.profile.thinking == "all" or (context.profile.thinking == "current_turn" and i > last_user)
-        parts = _sendable_parts(msg, keep)
-        wires = _message_blocks(msg, provider, keep)
-        if len(wires) == 1:
-            label, wire = wires[0]
-            pieces.append(("message", label, wire, meter.message(msg, include_thinking=keep), msg.id))
-            continue
-        for k, (label, wire) in enumerate(wires):
-            # one block per content block; the message overhead rides on its first block
-            t = meter.part(parts[k]) + (meter.overhead(msg) if k == 0 else 0)
-            pieces.append(("message", label, wire, t, msg.id))
+        for label, text, digest, tokens in cache.get(msg, provider, keep, meter):
+            pieces.append(("message", label, text, digest, tokens, msg.id))
 
     kinds = [p[0] for p in pieces]
-    mids = [p[4] for p in pieces]
-    user_ids = {m.id for m in context.messages if m.role == "user" or m.role == "tool"}
+    mids = [p[5] for p in pieces]
+    user_ids = {m.id for m in context.messages if m.role in ("user", "tool")}
     marks = breakpoints if breakpoints is not None else (
         default_breakpoints(kinds, mids, user_ids) if provider == "anthropic" else set())
 
     blocks, cum, chain, total, salted = [], [], "", 0, False
-    for i, (kind, label, wire, tokens, mid) in enumerate(pieces):
-        text = _canon(wire)
-        digest = _digest(text)
+    for i, (kind, label, text, digest, tokens, mid) in enumerate(pieces):
         if kind == "message" and not salted:
             chain, salted = _digest(chain + f"thinking={thinking}"), True
         chain = _digest(chain + digest)

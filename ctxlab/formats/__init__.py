@@ -1,0 +1,274 @@
+"""Transcript readers: find out which agent wrote a file, and read it into messages and entries.
+
+``load("session.jsonl")`` sniffs the first 64 KiB of the file, picks a reader and returns a
+:class:`~ctxlab.messages.Transcript`. Each reader is a module (or module-like object) with
+
+* ``NAME`` — the format's name (``"pi"``, ``"claude-code"``, ...);
+* ``sniff(path, head) -> bool`` — ``head`` is the first 64 KiB of the file as text;
+* ``read(path, *, strict=True) -> Transcript``.
+
+Detection tries :data:`READERS` in order; the first reader whose ``sniff`` says yes reads the
+file. With ``strict=True`` a bad line raises :class:`~ctxlab.errors.TranscriptError` naming the
+file, the line and the field; with ``strict=False`` it is skipped and recorded in the notes as
+``"skipped line N: reason"`` — never dropped silently.
+
+This module also holds the small helpers the readers share (reading JSON Lines, JSON with line
+numbers, turning a pydantic ``ValidationError`` into a ``TranscriptError``). Plumbing, not a
+chapter; the types it produces are taught in chapter 02.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+import json
+import json.decoder
+import json.scanner
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import TranscriptError
+from ..messages import Transcript
+
+__all__ = ["READERS", "UNAVAILABLE", "Reader", "detect", "load", "names"]
+
+HEAD_CHARS = 64 * 1024
+STRICT_HINT = "Fix the line or load with strict=False to skip it."
+
+
+class Reader(Protocol):
+    """What a reader exposes (a module, or an object shaped like one)."""
+
+    NAME: str
+
+    def sniff(self, path: Path, head: str) -> bool: ...
+
+    def read(self, path: Path, *, strict: bool = True) -> Transcript: ...
+
+
+# ---------------------------------------------------------------- shared helpers for readers
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def field_path(at: str, loc: Sequence[Any]) -> str:
+    """``field_path("message", ("content", 0, "id"))`` → ``"message.content[0].id"``."""
+    out = at
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def check(model: type[M], data: Any, *, file: str, line: int | None, at: str = "") -> M:
+    """Validate ``data`` with a pydantic model; a failure becomes a :class:`TranscriptError`.
+
+    Only the first problem is spelled out (the rest are counted), and the library traceback is
+    cut (``from None``): the user reads ``pi.jsonl:40: field 'message.role': ...``.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        problems = err.errors(include_url=False)
+        first = problems[0]
+        problem = first["msg"][:1].lower() + first["msg"][1:]
+        if first["type"] != "missing":
+            problem += f", got {_short(first.get('input'))}"
+        if len(problems) > 1:
+            problem += f" (and {len(problems) - 1} more problem(s) on this line)"
+        raise TranscriptError(file, line, _sentence(problem), field=field_path(at, first["loc"]) or None,
+                              hint=STRICT_HINT) from None
+
+
+def bad(file: str, line: int | None, problem: str, field: str | None = None) -> TranscriptError:
+    """A bad-line error with the standard hint."""
+    return TranscriptError(file, line, _sentence(problem), field=field, hint=STRICT_HINT)
+
+
+def skip_note(err: TranscriptError) -> str:
+    """The note recorded when ``strict=False`` skips a line: ``"skipped line 3: field 'x': ..."``."""
+    what = f"field {err.field!r}: {err.problem}" if err.field else err.problem
+    return f"skipped line {err.line}: {what}" if err.line is not None else f"skipped: {what}"
+
+
+def read_text(path: Path) -> str:
+    """The file as text (UTF-8, a byte-order mark dropped); errors name the file."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise TranscriptError(path.name, None, f"no such file: {path}.",
+                              hint="Check the path (relative paths start at the working directory).") from None
+    except UnicodeDecodeError as err:
+        raise TranscriptError(path.name, None, f"not UTF-8 text (byte {err.start}).",
+                              hint="Transcripts are UTF-8 JSON or JSON Lines.") from None
+
+
+def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Yield ``(line_number, index, object)`` per non-blank line of a JSON Lines file.
+
+    ``index`` counts non-blank lines from 0 (pi addresses entries that way). A line that is not a
+    JSON object raises, or with ``strict=False`` is skipped with a note. Splits on ``\\n`` only:
+    a raw U+2028 inside a JSON string is legal and must not shift line numbers.
+    """
+    index = -1
+    for number, raw in enumerate(read_text(path).split("\n"), start=1):
+        raw = raw.strip()
+        if not raw:
+            continue
+        index += 1
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as err:
+            problem = f"not valid JSON ({err.msg} at column {err.colno})"
+            obj, error = None, bad(path.name, number, problem)
+        else:
+            error = None if isinstance(obj, dict) else bad(path.name, number, f"expected a JSON object, got {type(obj).__name__}")
+        if error is not None:
+            if strict:
+                raise error
+            notes.append(skip_note(error))
+            continue
+        yield number, index, obj
+
+
+def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
+    """Parse a whole JSON file; also return ``line_of(obj)``: the 1-based line where a parsed
+    dict began (``None`` for anything else). ``line_of(data["history"][3])`` → ``57``."""
+    text = read_text(path)
+    starts: dict[int, int] = {}  # id(dict) -> character offset of its "{"
+    decoder = json.JSONDecoder()
+    plain_object = json.decoder.JSONObject
+
+    def parse_object(s_and_end: tuple[str, int], *args: Any, **kwargs: Any) -> tuple[Any, int]:
+        obj, end = plain_object(s_and_end, *args, **kwargs)
+        starts[id(obj)] = s_and_end[1] - 1
+        return obj, end
+
+    decoder.parse_object = parse_object  # type: ignore[assignment]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # the C scanner takes no hooks
+    try:
+        data = decoder.decode(text)
+    except json.JSONDecodeError as err:
+        raise TranscriptError(path.name, err.lineno, f"not valid JSON ({err.msg} at column {err.colno}).",
+                              hint="The file may be truncated or not JSON at all.") from None
+    newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def line_of(obj: Any) -> int | None:
+        offset = starts.get(id(obj))
+        return None if offset is None else bisect.bisect_left(newlines, offset) + 1
+
+    return data, line_of
+
+
+def head_objects(head: str, limit: int = 20) -> list[dict[str, Any]]:
+    """The JSON objects on the first ``limit`` non-blank lines of ``head`` (unparsable ones skipped)."""
+    out: list[dict[str, Any]] = []
+    for raw in head.split("\n"):
+        if len(out) >= limit:
+            break
+        raw = raw.strip()
+        if raw.startswith("{"):
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+    return out
+
+
+def unknown_block_text(block: Any) -> str:
+    """An unmodelled content block kept as its JSON text, so its size still counts."""
+    return json.dumps(block, ensure_ascii=False)
+
+
+# ---------------------------------------------------------------- the registry
+
+_ORDER = ("ctxlab_session", "claude_code", "pi", "openai_chat")
+UNAVAILABLE: dict[str, str] = {}  # reader module -> why it could not be imported
+
+
+def _load_readers() -> tuple[Reader, ...]:
+    found: list[Any] = []
+    for name in _ORDER:
+        try:
+            module: ModuleType = importlib.import_module(f"{__name__}.{name}")
+        except ImportError as err:  # ctxlab_session is written separately; run without it
+            UNAVAILABLE[name] = str(err)
+            continue
+        found.extend(getattr(module, "SUB_READERS", ()))  # openai_chat also holds swe-agent, tau-bench
+        found.append(module)
+    return tuple(found)
+
+
+# Formats recognised but not read yet: (name, what it is, test on the head).
+_NOT_YET: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
+    ("sharegpt", "a LLaMA-Factory 'sharegpt' data set (conversations of from/value turns)",
+     lambda head: head.lstrip().startswith("[")
+     and re.search(r'"from"\s*:\s*"(human|gpt|function_call|observation)"', head) is not None),
+    ("openhands", "an OpenHands evaluation output (instance_id + event history per line)",
+     lambda head: any("instance_id" in o and "history" in o for o in head_objects(head, 3))
+     or ('"instance_id"' in head[:4000] and '"history"' in head)),
+)
+
+
+def names() -> tuple[str, ...]:
+    """The names of the formats :func:`load` can read, in detection order. Chapter 02."""
+    return tuple(r.NAME for r in READERS)
+
+
+def _head(path: Path) -> str:
+    try:
+        with path.open("rb") as fh:
+            data = fh.read(HEAD_CHARS)
+    except FileNotFoundError:
+        raise TranscriptError(path.name, None, f"no such file: {path}.",
+                              hint="Check the path (relative paths start at the working directory).") from None
+    except IsADirectoryError:
+        raise TranscriptError(path.name, None, f"is a directory, not a transcript file: {path}.") from None
+    return data.decode("utf-8", errors="replace").lstrip("\ufeff")
+
+
+def detect(path: str | Path) -> str:
+    """The format name of a transcript file. ``detect("run.traj")`` → ``"swe-agent"``. Chapter 02."""
+    path = Path(path)
+    head = _head(path)
+    for reader in READERS:
+        if reader.sniff(path, head):
+            return reader.NAME
+    for name, what, test in _NOT_YET:
+        if test(head):
+            raise TranscriptError(path.name, None, f"format not supported yet: this looks like {what} ({name}).",
+                                  hint=f"ctxlab reads {', '.join(names())}; convert the file to OpenAI chat "
+                                       "messages (a JSON list of {role, content}) to use it now.")
+    raise TranscriptError(path.name, None, "unknown transcript format.",
+                          hint=f"Known formats: {', '.join(names())}. Pass format=NAME to load() if you know "
+                               "which it is, or convert the file to a JSON list of OpenAI chat messages.")
+
+
+def load(path: str | Path, *, strict: bool = True, format: str | None = None) -> Transcript:
+    """Read a transcript, detecting its format (or using ``format``). Taught in chapter 02.
+
+    ``load("before-compaction.jsonl").conversation().messages[0].role`` → ``"user"``.
+    """
+    path = Path(path)
+    name = format or detect(path)
+    for reader in READERS:
+        if reader.NAME == name:
+            return reader.read(path, strict=strict)
+    raise TranscriptError(path.name, None, f"no reader named {name!r}.", hint=f"Known formats: {', '.join(names())}.")
+
+
+READERS: tuple[Reader, ...] = _load_readers()

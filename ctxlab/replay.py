@@ -1,0 +1,175 @@
+"""Replay: run a recorded session again, call by call, under a strategy, and keep the ledger.
+
+For every model call of the transcript (one provider response):
+
+1. take the history the agent had just before the call (same thread, plus entries the
+   strategy added earlier — a compaction, a paged result);
+2. ask the strategy what to send (``strategy.decide``);
+3. render the context as blocks and pass it through the provider's cache simulator;
+4. write one ledger row: cache read, cache write, uncached input, output, cost.
+
+Each thread (a Claude Code sidechain) and each conversation is replayed on its own, but all
+threads of a file share one cache store, in order of request time. Request time is the timestamp
+of the last item before the call (transcripts stamp completions); with no timestamps there is
+no expiry, and the result says so. The replay never writes a file: new entries live in memory.
+Taught in chapter 04.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Iterable
+
+from .messages import Conversation, Entry, Item, Message
+from .profiles import ModelProfile, profile_for, with_window
+from .render import RenderCache, RenderedRequest, render_blocks
+from .strategies import Call, Decision, Strategy, get_strategy
+from .tokens import MessageMeter, infer_static_head
+
+
+def parse_time(stamp: str | None) -> float | None:
+    """ISO 8601 → seconds since the epoch. ``"2025-12-08T22:41:05.306Z"`` → 1765233665.306."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
+    """Every model call as ``(position in items, Call)``, in recorded order.
+
+    The model and thinking setting in force come from the message or the latest
+    ``model_change`` / ``thinking_level_change`` entry.
+    """
+    model, provider, thinking = conversation.model, conversation.provider, None
+    last_time: dict[str, float | None] = {}  # thread -> timestamp of its latest item
+    count: dict[str, int] = {}  # thread -> calls so far
+    calls = []
+    for k, item in enumerate(conversation.items):
+        if isinstance(item, Entry):
+            if item.kind == "model_change":
+                model = item.data.get("model") or model
+                provider = item.data.get("provider") or provider
+            elif item.kind == "thinking_level_change":
+                thinking = item.data.get("level")
+        elif item.role == "assistant" and item.origin is None:
+            count[item.thread] = count.get(item.thread, 0) + 1
+            calls.append((k, Call(item.thread, count[item.thread], item, last_time.get(item.thread),
+                                  item.model or model or "unknown", item.provider or provider or "other", thinking)))
+        stamp = parse_time(item.timestamp)
+        if stamp is not None:
+            last_time[item.thread] = stamp
+    return calls
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the replay did at one call: the decision's notes, sizes, the cache outcome and the row."""
+
+    call: Call
+    context_tokens: int
+    messages: int
+    notes: tuple[str, ...]
+    overflow: bool
+    outcome: Any
+    request: RenderedRequest
+
+
+@dataclass
+class ReplayResult:
+    """The ledger of a replay plus the per-call records and what the replay assumed."""
+
+    strategy: str
+    ledger: Any
+    records: list[CallRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    new_entries: list[Entry] = field(default_factory=list)
+
+
+def _simulator(provider: str, rules: dict[str, Any]):
+    from .cache import AnthropicCache, OpenAICache  # imported here: the cache module is optional for building
+
+    return AnthropicCache(**rules) if provider == "anthropic" else OpenAICache(**rules)
+
+
+def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *, provider: str | None = None,
+           model: str | None = None, window: int | None = None, warm: bool = False,
+           cache_rules: dict[str, Any] | None = None, progress: bool = False) -> ReplayResult:
+    """Replay ``conversation`` under ``strategy``; return its ledger (one row per model call).
+
+    ``provider`` / ``model`` override what each call recorded; ``window`` overrides the profile's
+    context window (tokens). ``warm`` starts with the static head already cached, as when an
+    earlier session wrote it. A progress bar with ``progress=True`` (tqdm; off in notebooks).
+    Raises what the strategy raises (BudgetError, OrphanError) naming the call.
+    """
+    from .ledger import Ledger, row_from_outcome
+
+    strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
+    calls = model_calls(conversation)
+    result = ReplayResult(strategy.name, None)
+    if all(c.at_s is None for _, c in calls):
+        result.notes.append("the transcript has no timestamps: no cache expiry was simulated")
+
+    by_thread: dict[str, list[int]] = {}  # thread -> positions of its items
+    for k, item in enumerate(conversation.items):
+        by_thread.setdefault(item.thread, []).append(k)
+    added: dict[str, list[tuple[int, Entry]]] = {}  # thread -> (position, entry) the strategy created
+    meters: dict[tuple[str, str], MessageMeter] = {}
+    heads: dict[tuple[str, str], int | None] = {}
+    simulators: dict[str, Any] = {}
+    render_cache = RenderCache()
+
+    order = sorted(calls, key=lambda kc: (kc[1].at_s if kc[1].at_s is not None else float("-inf"), kc[0])) \
+        if any(c.at_s is not None for _, c in calls) else calls
+    rows = []
+    iterator: Iterable = order
+    if progress:
+        from tqdm import tqdm
+        iterator = tqdm(order, desc=f"replay {strategy.name}", unit="call")
+    for position, call in iterator:
+        call_model = model or call.model
+        call_provider = provider or (call.provider if call.provider in ("anthropic", "openai") else
+                                     profile_for(call_model).provider)
+        profile: ModelProfile = profile_for(call_model, call_provider)
+        if window:
+            profile = with_window(profile, window)
+        meter = meters.setdefault((call.thread, profile.name), MessageMeter(profile))
+        items: list[Item] = [conversation.items[k] for k in by_thread[call.thread] if k < position]
+        for at, entry in added.get(call.thread, []):
+            items.insert(min(at, len(items)), entry)
+        key = (call.thread, profile.name)
+        if key not in heads:
+            heads[key] = _inferred_head(conversation, call.thread, meter)
+        history = Conversation(conversation.id, tuple(items), conversation.system, conversation.tools,
+                               model=call_model, provider=call_provider, inferred_head_tokens=heads[key])
+        decision: Decision = strategy.decide(history, call, profile, meter)
+        for entry in decision.new_entries:
+            added.setdefault(call.thread, []).append((len(items), entry))
+            result.new_entries.append(entry)
+        request = render_blocks(decision.context, call_provider, call_model, meter, call.thinking,
+                                cache=render_cache)
+        sim = simulators.get(call_provider)
+        if sim is None:
+            sim = simulators[call_provider] = _simulator(call_provider, cache_rules or {})
+            if warm:
+                sim.warm_head(request, call.at_s)
+        outcome = sim.request(request, call.at_s)
+        usage = call.message.usage
+        output = usage.output_tokens if usage and usage.output_tokens else meter.message(call.message)
+        notes = tuple(decision.notes) + ((outcome.reason,) if getattr(outcome, "reason", "") else ())
+        rows.append(row_from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
+                                     model=call_model, provider=call_provider, at=call.message.timestamp,
+                                     output_tokens=output, stop_reason=call.message.stop_reason,
+                                     note="; ".join(notes), overflow=decision.overflow))
+        result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
+                                         notes, decision.overflow, outcome, request))
+    result.ledger = Ledger(rows)
+    return result
+
+
+def _inferred_head(conversation: Conversation, thread: str, meter: MessageMeter) -> int | None:
+    head = infer_static_head(conversation.thread(thread), meter)
+    return head.tokens if head else None

@@ -1,0 +1,191 @@
+"""Strategies: what to send at each model call, given the history so far.
+
+A strategy is an object with explicit state and one method,
+``decide(history, call) -> Decision``: from the history the agent had just before ``call``
+(a :class:`~ctxlab.messages.Conversation`), it returns the context to send, any new session
+entries (a compaction, a paged result — later chapters) and notes. The replay loop
+(``replay.py``) calls it once per recorded model call and feeds new entries back.
+
+Here:
+
+* ``full`` — send everything; a call whose prompt exceeds the window is flagged, not fixed;
+* ``sliding`` — a window over units whose start only moves forward: each call drops the oldest
+  units, as few as needed to fit the budget (no pinning: the task can fall out);
+* ``budgeted`` — :func:`~ctxlab.context.build_context` from scratch at every call (pinned task
+  and newest user message, newest units backwards);
+* ``recorded`` — what the real agent sent: everything, except that a recorded compaction replaces
+  what came before its first kept message with its summary.
+
+Taught in chapter 04; pruning, paging, summaries and compaction add strategies in 05–07.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from .context import BudgetPolicy, Context, build_context
+from .errors import BudgetError
+from .interactions import find_orphans, group_units
+from .messages import Conversation, Entry, Message, TextPart
+from .profiles import ModelProfile
+from .tokens import MessageMeter
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded model call: the response ``message`` and when the request went out.
+
+    ``at_s`` is the request time in seconds (the timestamp of the last item before the call, since
+    transcripts stamp completions), or None when the transcript has no timestamps.
+    ``thinking`` is the thinking setting in force (from ``thinking_level_change`` entries).
+    """
+
+    thread: str
+    index: int
+    message: Message
+    at_s: float | None
+    model: str
+    provider: str
+    thinking: str | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A strategy's answer for one call: the context, new session entries, notes, and whether the
+    prompt overflows the window (only ``full`` lets that happen)."""
+
+    context: Context
+    new_entries: tuple[Entry, ...] = ()
+    notes: tuple[str, ...] = ()
+    overflow: bool = False
+
+
+class Strategy(Protocol):
+    name: str
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision: ...
+
+
+def _everything(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
+    """The whole history as one context (budget = the window, so nothing is dropped unless it overflows)."""
+    return build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
+
+
+@dataclass
+class FullStrategy:
+    """Send the whole history every call; flag calls that overflow the window."""
+
+    name: str = "full"
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        ctx = _everything(history, profile, meter)
+        ctx = replace(ctx, budget_tokens=profile.context_window)
+        over = ctx.total_tokens > profile.context_window
+        notes = (f"overflow: {ctx.total_tokens:,} > window {profile.context_window:,}",) if over else ()
+        return Decision(ctx, notes=notes, overflow=over)
+
+
+@dataclass
+class BudgetedStrategy:
+    """Rebuild under the budget at every call (``build_context``)."""
+
+    policy: BudgetPolicy = field(default_factory=BudgetPolicy)
+    name: str = "budgeted"
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        return Decision(build_context(history, self.policy, profile=profile, meter=meter))
+
+
+@dataclass
+class SlidingStrategy:
+    """A sticky window: the first kept message only moves forward, by whole units, as little as needed.
+
+    State: ``start_id`` per thread — the id of the first kept message.
+    """
+
+    input_ratio: float = 0.9
+    name: str = "sliding"
+    start_id: dict[str, str] = field(default_factory=dict)  # thread -> first kept message id
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        messages = [m for m in history.messages if m.origin != "meta"]
+        units = group_units(messages)
+        budget = profile.budget_tokens(self.input_ratio)
+        first = next((k for k, u in enumerate(units) if u.first.id == self.start_id.get(call.thread)), 0)
+        while True:
+            window = [u for u in units[first:]]
+            if profile.requires_user_first:  # start on a user unit, as the provider demands
+                while len(window) > 1 and window[0].first.role != "user":
+                    window, first = window[1:], first + 1
+            kept = Conversation(history.id, tuple(m for u in window for m in u.messages), history.system,
+                                history.tools, model=history.model, provider=history.provider,
+                                inferred_head_tokens=history.inferred_head_tokens)
+            ctx = _everything(kept, profile, meter)
+            if ctx.total_tokens <= budget or len(window) <= 1:
+                break
+            first += 1
+        self.start_id[call.thread] = units[first].first.id
+        ctx = replace(ctx, budget_tokens=budget)
+        notes = (f"window starts at unit {first} of {len(units)}",) if first else ()
+        if ctx.total_tokens > budget:
+            raise BudgetError(f"sliding: the newest unit alone needs {ctx.total_tokens:,} tokens, over the budget "
+                              f"of {budget:,} (call {call.index} of thread {call.thread!r}).",
+                              needed=ctx.total_tokens, budget=budget)
+        return Decision(ctx, notes=notes)
+
+
+SUMMARY_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
+
+
+@dataclass
+class RecordedStrategy:
+    """What the agent actually sent: all of it, with recorded compactions applied.
+
+    After a compaction entry, the context is its summary (as a user message, as pi and Claude Code
+    send it) followed by the messages from its first kept message on. Pairing is validated after the
+    substitution; an orphan there is reported, never hidden.
+    """
+
+    name: str = "recorded"
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        compaction_at = max((k for k, it in enumerate(history.items)
+                             if isinstance(it, Entry) and it.kind == "compaction"), default=None)
+        if compaction_at is None:
+            ctx = _everything(history, profile, meter)
+            return Decision(replace(ctx, budget_tokens=profile.context_window),
+                            overflow=ctx.total_tokens > profile.context_window)
+        entry = history.items[compaction_at]
+        before = history.items[:compaction_at]
+        first_kept = entry.data.get("first_kept_id")
+        start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
+        kept = [it for it in before[start:] if isinstance(it, Message)]
+        after = [it for it in history.items[compaction_at + 1:] if isinstance(it, Message)]
+        summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
+                          id=f"summary:{entry.id}", origin="compact_summary", thread=call.thread)
+        messages = (summary, *kept, *after)
+        notes = [f"recorded compaction {entry.id!r}: {len(kept)} messages kept from before it"]
+        orphans = find_orphans(messages)
+        if orphans:
+            notes.append("pairing after the recorded compaction: " + "; ".join(map(str, orphans[:3])))
+            bad = {o.message_id for o in orphans if o.kind == "result_without_call"}
+            messages = tuple(m for m in messages if m.id not in bad)
+            notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(sorted(bad))}")
+        view = Conversation(history.id, messages, history.system, history.tools, model=history.model,
+                            provider=history.provider, inferred_head_tokens=history.inferred_head_tokens)
+        ctx = _everything(view, profile, meter)
+        return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
+                        overflow=ctx.total_tokens > profile.context_window)
+
+
+def get_strategy(name: str) -> Strategy:
+    """A fresh strategy by name: ``full``, ``sliding``, ``budgeted``, ``recorded``."""
+    makers = {"full": FullStrategy, "sliding": SlidingStrategy, "budgeted": BudgetedStrategy,
+              "recorded": RecordedStrategy}
+    if name not in makers:
+        raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(makers)}.")
+    return makers[name]()
+
+
+STRATEGY_NAMES = ("full", "sliding", "budgeted", "recorded")
