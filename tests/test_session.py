@@ -206,8 +206,9 @@ def test_bad_middle_line_names_its_line(tmp_path: Path) -> None:
     with pytest.raises(TranscriptError) as info:
         ctxlab_session.read(f)
     assert info.value.line == 4
-    lenient = ctxlab_session.read(f, strict=False)
+    lenient = ctxlab_session.read(f, strict=False)  # salvage: skip line 4 (t1), re-attach its child
     assert any("s.jsonl:4" in n for n in lenient.notes)
+    assert [i.id for i in lenient.conversation().items] == ["u1", "a1", "e1", "a2"]
 
 
 def test_dangling_parent_raises(tmp_path: Path) -> None:

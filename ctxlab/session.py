@@ -1,0 +1,390 @@
+"""A session: an agent's whole history as an append-only JSONL tree — the only writer of session files.
+
+What it holds: :class:`Session`, which creates, opens and appends to a session file, and answers
+questions about its tree (``leaves``, ``path``, ``conversation``). The file is never rewritten:
+``create`` refuses an existing file, ``open`` only reads, ``append`` adds one line at the end
+(then flushes and fsyncs). A branch is made by appending with an earlier parent (``fork``).
+
+File layout (one JSON object per line, UTF-8)::
+
+    {"type":"session","version":1,"id":"s1","system":["..."],"tools":[{...}],"model":...,
+     "provider":...,"title":...,"created":"2025-10-14T09:02:11.000Z"}
+    {"type":"message","id":"m1","parent":null,"role":"user","parts":[...],...}
+    {"type":"entry","id":"e1","parent":"m1","kind":"model_change","data":{...}}
+    {"type":"message","id":"m2","parent":"m1",...}        <- m1 now has two children: a fork
+
+A record's parent is the leaf it was appended to. The payload after ``parent`` is the JSON form
+of :mod:`ctxlab.codec`.
+
+A torn last line (the writer died mid-line: no trailing newline and not valid JSON) is skipped
+and reported in ``session.warnings``. The next append leaves those bytes untouched: it ends the
+torn line with a newline, writes a marker ``{"type":"torn","line":N}`` saying line N is known to
+be torn, then the record. On later opens a bad line followed by its marker is skipped with a
+warning; any other bad line raises :class:`~ctxlab.errors.SessionError` naming the line.
+
+Simplified on purpose: one writer at a time (an append checks that the file did not change
+size since it was read, but there is no lock); the whole file is read into memory; ids are the
+items' own ids (an empty id gets ``i<N>``). Taught in chapter 02.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from ctxlab.codec import dumps, item_from_dict, item_to_dict, toolspec_from_dict, toolspec_to_dict
+from ctxlab.errors import SessionError
+from ctxlab.messages import Conversation, Entry, Item, Message, ToolSpec, Transcript
+
+__all__ = ["Session", "SESSION_VERSION"]
+
+SESSION_VERSION = 1
+_HEADER_KEYS = {"type", "version", "id", "system", "tools", "model", "provider", "title", "created"}
+
+
+class _LineProblem(Exception):
+    """A bad line while parsing: ``line`` (1-based) and what is wrong. Turned into the caller's error."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line, self.problem = line, problem
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    header: dict[str, Any]
+    records: list[tuple[int, Item, str | None]]  # (line, item, parent id)
+    warnings: list[str]
+    size: int  # bytes read
+    ends_with_newline: bool
+    torn_tail: int | None  # line number of an unacknowledged torn last line
+
+
+def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
+    """Parse a session file's bytes. ``strict=False`` skips bad lines with a warning instead of raising,
+    and attaches a record whose parent was skipped to the record before it (salvage, not repair)."""
+    if not data:
+        raise _LineProblem(1, "the file is empty; a session file starts with a header line")
+    ends_with_newline = data.endswith(b"\n")
+    raw_lines = data.split(b"\n")
+    if ends_with_newline:
+        raw_lines.pop()  # the empty string after the final newline
+    warnings: list[str] = []
+
+    decoded: list[Any] = []  # parsed JSON per line, or a _LineProblem
+    for n, raw in enumerate(raw_lines, start=1):
+        try:
+            decoded.append(json.loads(raw.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            decoded.append(_LineProblem(n, f"not valid UTF-8 (byte {exc.start + 1})"))
+        except json.JSONDecodeError as exc:
+            decoded.append(_LineProblem(n, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+
+    header = decoded[0]
+    if isinstance(header, _LineProblem) or not isinstance(header, dict) or header.get("type") != "session":
+        raise _LineProblem(1, "the first line must be a session header "
+                              '{"type": "session", "version": 1, ...}')
+    if header.get("version") != SESSION_VERSION:
+        raise _LineProblem(1, f"session version {header.get('version')!r} is not supported "
+                              f"(this ctxlab reads version {SESSION_VERSION})")
+    unknown = header.keys() - _HEADER_KEYS
+    if unknown:
+        raise _LineProblem(1, f"unknown header key {sorted(unknown)[0]!r}")
+    if not isinstance(header.get("id"), str) or not header["id"]:
+        raise _LineProblem(1, "the header needs a non-empty string 'id'")
+    if not all(isinstance(b, str) for b in header.get("system") or ()):
+        raise _LineProblem(1, "header 'system' must be a list of strings (the prompt's blocks)")
+    try:
+        for spec in header.get("tools") or ():
+            toolspec_from_dict(spec)
+    except (ValueError, TypeError) as exc:
+        raise _LineProblem(1, f"header 'tools': {exc}") from None
+
+    torn_tail: int | None = None
+    records: list[tuple[int, Item, str | None]] = []
+    line_of: dict[str, int] = {}  # item id -> line
+    last = len(decoded)
+    for n, obj in enumerate(decoded[1:], start=2):
+        if isinstance(obj, _LineProblem):
+            nxt = decoded[n] if n < last else None  # decoded[n] is line n + 1
+            if n == last and not ends_with_newline:
+                torn_tail = n
+                warnings.append(f"{name}:{n}: torn last line (no newline, not valid JSON) skipped")
+                continue
+            if isinstance(nxt, dict) and nxt.get("type") == "torn" and nxt.get("line") == n:
+                warnings.append(f"{name}:{n}: torn line (marked at line {n + 1}) skipped")
+                continue
+            if strict:
+                raise obj
+            warnings.append(f"{name}:{n}: {obj.problem}; skipped")
+            continue
+        try:
+            if not isinstance(obj, dict):
+                raise ValueError("a record must be a JSON object")
+            if obj.get("type") == "torn":
+                prev = decoded[n - 2]
+                if obj.get("line") != n - 1 or not isinstance(prev, _LineProblem):
+                    raise ValueError(f"torn marker must name the bad line just before it ({n - 1})")
+                continue
+            if "parent" not in obj:
+                raise ValueError("missing key 'parent'")
+            parent = obj["parent"]
+            item = item_from_dict({k: v for k, v in obj.items() if k != "parent"})
+            if not item.id:
+                raise ValueError("empty id")
+            if item.id in line_of:
+                raise ValueError(f"duplicate id {item.id!r} (first at line {line_of[item.id]})")
+            if parent is not None and parent not in line_of:
+                later = next((m for m, o in enumerate(decoded, start=1)
+                              if isinstance(o, dict) and o.get("id") == parent and m >= n), None)
+                if later is not None:
+                    raise ValueError(f"parent {parent!r} is at line {later}, not before this line: "
+                                     "records must follow their parent (a cycle or a reordered file)")
+                if strict or not records:
+                    raise ValueError(f"parent {parent!r} points nowhere (no earlier record has that id)")
+                warnings.append(f"{name}:{n}: parent {parent!r} is missing; attached to {records[-1][1].id!r}, "
+                                "the record before it")
+                parent = records[-1][1].id
+        except (ValueError, KeyError, TypeError) as exc:
+            problem = exc.args[0] if isinstance(exc, ValueError) and exc.args else repr(exc)
+            if strict:
+                raise _LineProblem(n, str(problem)) from None
+            warnings.append(f"{name}:{n}: {problem}; skipped")
+            continue
+        line_of[item.id] = n
+        records.append((n, item, parent))
+    return _Parsed(header, records, warnings, len(data), ends_with_newline, torn_tail)
+
+
+class Session:
+    """An append-only tree of messages and entries, in a file or in memory (chapter 02).
+
+    ``s = Session.in_memory(); s.append(user("hi", "u1")); s.append(assistant("yo", "a1"))``
+    → ``s.path()`` is ``(u1, a1)``; ``s.fork("u1"); s.append(assistant("hey", "a2"))`` → leaves
+    ``["a1", "a2"]``, and ``s.path("a1")`` still reads ``(u1, a1)``.
+    """
+
+    def __init__(self, header: dict[str, Any], file: Path | None) -> None:
+        """Use :meth:`create`, :meth:`open` or :meth:`in_memory` instead."""
+        self.id: str = header["id"]
+        self.system: tuple[str, ...] = tuple(header.get("system") or ())
+        self.tools: tuple[ToolSpec, ...] = tuple(toolspec_from_dict(t) for t in header.get("tools") or ())
+        self.model: str | None = header.get("model")
+        self.provider: str | None = header.get("provider")
+        self.title: str | None = header.get("title")
+        self.created: str | None = header.get("created")
+        self.file: Path | None = file
+        self.warnings: list[str] = []
+        self.head: str | None = None  # the leaf the next append attaches to
+        self._items: dict[str, Item] = {}  # id -> item, in append order
+        self._parent: dict[str, str | None] = {}  # id -> parent id
+        self._children: dict[str, list[str]] = {}  # id -> child ids in append order
+        self._size = 0  # bytes of the file as far as this object knows it
+        self._ends_with_newline = True
+        self._torn_tail: int | None = None
+
+    # ---- making one ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _header(id: str, system: Iterable[str], tools: Iterable[ToolSpec], model: str | None,
+                provider: str | None, title: str | None, created: str | None) -> dict[str, Any]:
+        return {"type": "session", "version": SESSION_VERSION, "id": id, "system": list(system),
+                "tools": [toolspec_to_dict(t) for t in tools], "model": model, "provider": provider,
+                "title": title, "created": created}
+
+    @classmethod
+    def create(cls, path: str | os.PathLike[str], *, system: Iterable[str] = (), tools: Iterable[ToolSpec] = (),
+               model: str | None = None, provider: str | None = None, title: str | None = None,
+               id: str | None = None, created: str | None = None) -> "Session":
+        """Start a new session file holding only the header; refuses to overwrite (SessionError).
+
+        ``id`` defaults to the file's stem; ``created`` is an ISO time you pass (ctxlab reads no clock).
+        ``Session.create("run.jsonl", system=("Be brief.",))`` → an empty session, head ``None``.
+        """
+        file = Path(path)
+        header = cls._header(id or file.stem, system, tools, model, provider, title, created)
+        line = (dumps(header) + "\n").encode("utf-8")
+        try:
+            with open(file, "xb") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        except FileExistsError:
+            raise SessionError(f"{file}: already exists; a session file is never overwritten. "
+                               "Open it with Session.open or pick a new path.") from None
+        session = cls(header, file)
+        session._size = len(line)
+        return session
+
+    @classmethod
+    def in_memory(cls, *, system: Iterable[str] = (), tools: Iterable[ToolSpec] = (), model: str | None = None,
+                  provider: str | None = None, title: str | None = None, id: str | None = None,
+                  created: str | None = None) -> "Session":
+        """A session with no file (replay uses it): same tree, same checks, nothing written."""
+        return cls(cls._header(id or "memory", system, tools, model, provider, title, created), None)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> "Session":
+        """Read a session file (never writes). Head = the last record. Bad lines raise SessionError."""
+        file = Path(path)
+        try:
+            data = file.read_bytes()
+        except FileNotFoundError:
+            raise SessionError(f"{file}: no such session file") from None
+        try:
+            parsed = _parse(data, file.name)
+        except _LineProblem as p:
+            raise SessionError(f"{file.name}:{p.line}: {p.problem}. A session file is append-only: restore it "
+                               "from a copy, or salvage the rest with ctxlab.formats.load(path, strict=False) "
+                               "and Session.import_transcript into a new file.") from None
+        return cls._from_parsed(parsed, file)
+
+    @classmethod
+    def _from_parsed(cls, parsed: _Parsed, file: Path | None) -> "Session":
+        session = cls(parsed.header, file)
+        for _line, item, parent in parsed.records:
+            session._add(item, parent)
+        session.warnings = list(parsed.warnings)
+        session._size, session._ends_with_newline = parsed.size, parsed.ends_with_newline
+        session._torn_tail = parsed.torn_tail
+        return session
+
+    @classmethod
+    def import_transcript(cls, transcript: Transcript, path: str | os.PathLike[str] | None,
+                          conversation: int | None = None) -> "Session":
+        """Write a new session from a loaded transcript (``ctxlab.formats.load``); ``path=None`` → in memory.
+
+        The items go in as one straight line (root → newest); header from the conversation.
+        """
+        conv = transcript.conversation(conversation)
+        kw = dict(system=conv.system, tools=conv.tools, model=conv.model, provider=conv.provider,
+                  title=conv.title, id=conv.id)
+        session = cls.in_memory(**kw) if path is None else cls.create(path, **kw)
+        for item in conv.items:
+            session.append(item)
+        return session
+
+    # ---- the tree ------------------------------------------------------------------------------
+
+    def _add(self, item: Item, parent: str | None) -> None:
+        self._items[item.id] = item
+        self._parent[item.id] = parent
+        self._children[item.id] = []
+        if parent is not None:
+            self._children[parent].append(item.id)
+        self.head = item.id
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._items
+
+    def __getitem__(self, item_id: str) -> Item:
+        self._need(item_id)
+        return self._items[item_id]
+
+    def __repr__(self) -> str:
+        where = f"file={self.file.name!r}" if self.file else "in memory"
+        return (f"Session(id={self.id!r}, {len(self)} items, {len(self.leaves())} leaves, "
+                f"head={self.head!r}, {where})")
+
+    def _need(self, item_id: str) -> None:
+        if item_id not in self._items:
+            raise SessionError(f"session {self.id!r} has no item {item_id!r}")
+
+    def items(self) -> tuple[Item, ...]:
+        """Every item in append (file) order, all branches."""
+        return tuple(self._items.values())
+
+    def parent(self, item_id: str) -> str | None:
+        """The id ``item_id`` was appended to (``None`` for a root)."""
+        self._need(item_id)
+        return self._parent[item_id]
+
+    def children(self, item_id: str) -> tuple[str, ...]:
+        """Ids appended to ``item_id``; two or more means a fork."""
+        self._need(item_id)
+        return tuple(self._children[item_id])
+
+    def leaves(self) -> list[str]:
+        """Ids with no children, oldest first: one per branch. The last one is the newest."""
+        return [i for i, kids in self._children.items() if not kids]
+
+    def path(self, leaf_id: str | None = None) -> tuple[Item, ...]:
+        """Items from the root to ``leaf_id`` (default: ``head``). ``s.path("m3")`` → (m1, m2, m3)."""
+        at = self.head if leaf_id is None else leaf_id
+        out: list[Item] = []
+        while at is not None:
+            self._need(at)
+            out.append(self._items[at])
+            at = self._parent[at]
+        return tuple(reversed(out))
+
+    def conversation(self, leaf_id: str | None = None) -> Conversation:
+        """The path to ``leaf_id`` as a :class:`Conversation` with the header's system, tools and model."""
+        leaf = self.head if leaf_id is None else leaf_id
+        leaves = self.leaves()
+        notes: tuple[str, ...] = ()
+        if len(leaves) > 1:
+            others = [x for x in leaves if x != leaf]
+            notes = (f"session has {len(leaves)} branches; this is the path to {leaf!r}; "
+                     f"other leaves: {', '.join(map(repr, others))}",)
+        return Conversation(id=self.id, items=self.path(leaf), system=self.system, tools=self.tools,
+                            title=self.title, model=self.model, provider=self.provider, notes=notes)
+
+    def fork(self, at_id: str) -> None:
+        """Move ``head`` back to ``at_id``: the next append starts a new branch there."""
+        self._need(at_id)
+        self.head = at_id
+
+    # ---- writing -------------------------------------------------------------------------------
+
+    def append(self, item: Item, parent: str | None = None) -> str:
+        """Append one item under ``parent`` (default: ``head``) as one new line; returns its id.
+
+        Refuses a duplicate id. An item with an empty id gets ``i<N>``. The new item becomes ``head``.
+        """
+        if not isinstance(item, (Message, Entry)):
+            raise SessionError(f"can only append a Message or an Entry, not {type(item).__name__}")
+        if not item.id:
+            n = len(self._items) + 1
+            while f"i{n}" in self._items:
+                n += 1
+            item = dataclasses.replace(item, id=f"i{n}")
+        if item.id in self._items:
+            raise SessionError(f"session {self.id!r} already has an item with id {item.id!r}; "
+                               "ids are unique — give the new item another id")
+        at = self.head if parent is None else parent
+        if at is not None:
+            self._need(at)
+        payload = item_to_dict(item)
+        record = {"type": payload.pop("type"), "id": payload.pop("id"), "parent": at, **payload}
+        line = dumps(record) + "\n"  # dumps fails (ValueError) before anything is written
+        if self.file is not None:
+            self._write(line)
+        self._add(item, at)
+        return item.id
+
+    def _write(self, line: str) -> None:
+        assert self.file is not None
+        size = self.file.stat().st_size if self.file.exists() else -1
+        if size != self._size:
+            raise SessionError(f"{self.file}: changed on disk since it was read ({self._size} → {size} bytes); "
+                               "open it again before appending")
+        prefix = b""
+        if not self._ends_with_newline:
+            prefix = b"\n"  # end the torn (or newline-less) last line; its bytes stay as they were
+            if self._torn_tail is not None:
+                prefix += (dumps({"type": "torn", "line": self._torn_tail}) + "\n").encode("utf-8")
+        data = prefix + line.encode("utf-8")
+        with open(self.file, "ab") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        self._size += len(data)
+        self._ends_with_newline, self._torn_tail = True, None
