@@ -159,13 +159,13 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         outcome = sim.request(request, call.at_s)
         usage = call.message.usage
         output = usage.output_tokens if usage and usage.output_tokens else meter.message(call.message)
-        notes = tuple(decision.notes) + ((outcome.reason,) if getattr(outcome, "reason", "") else ())
+        notes = tuple(decision.notes)
         rows.append(row_from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
                                      model=call_model, provider=call_provider, at=call.message.timestamp,
                                      output_tokens=output, stop_reason=call.message.stop_reason,
                                      note="; ".join(notes), overflow=decision.overflow))
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
-                                         notes, decision.overflow, outcome, request))
+                                         notes + (outcome.reason,), decision.overflow, outcome, request))
     result.ledger = Ledger(rows)
     return result
 
