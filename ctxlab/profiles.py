@@ -8,8 +8,8 @@ Context windows come from the maintained price table ``genai-prices`` (installed
 wherever it knows the model; the fallback numbers below are used only when it does not.
 
 Simplified on purpose: Anthropic does not publish its tokenizer, so Claude profiles count with
-``o200k_base`` and say so (``tokenizer_exact=False``); ``calibration`` (1.0 until the ledger
-measures it from recorded usage) scales those counts. Taught in chapter 01.
+``o200k_base`` and say so (``tokenizer_exact=False``); ``calibration`` scales those counts by
+the Claude/o200k ratio measured from recorded usage (``calibration.py``). Taught in chapter 01.
 """
 
 from __future__ import annotations
@@ -98,6 +98,18 @@ def _strip_vendor(model: str) -> str:
     return re.sub(r"^[\w.-]+/", "", model).removeprefix("anthropic.")
 
 
+# Claude tokens per o200k token, measured from recorded usage by ctxlab.calibration (2026-11-30):
+#   pi before-compaction.jsonl (claude-opus-4-5): 346,812 / 277,828 = 1.248 over 384 call pairs
+#   Claude Code fe5e1c67 (claude-sonnet-4):       100,116 /  74,955 = 1.336 over 163 call pairs
+# Reproduce: python -c "from ctxlab.formats import load; from ctxlab.calibration import
+#   measure_calibration as m; print(m(load(PATH).conversation()))"
+CLAUDE_CALIBRATION: tuple[tuple[str, float], ...] = (
+    (r"^claude-opus-4-5", 1.248),
+    (r"^claude-sonnet-4(-\d{8})?$|^claude-sonnet-4-0", 1.336),
+    (r"^claude-", 1.267),  # both files together: 446,928 / 352,783
+)
+
+
 @lru_cache(maxsize=256)
 def window_from_price_table(model: str, provider: str | None = None) -> tuple[int, str] | None:
     """(context window in tokens, source) from ``genai-prices``' bundled snapshot, or None."""
@@ -123,6 +135,9 @@ def profile_for(model: str | None, provider: str | None = None) -> ModelProfile:
     template = next((p for pattern, p in _FAMILIES if re.search(pattern, bare)), _GENERIC)
     if provider == "anthropic" and template is _GENERIC:
         template = _FAMILIES[0][1]
+    if template.provider == "anthropic":
+        factor = next((f for pattern, f in CLAUDE_CALIBRATION if re.search(pattern, bare)), 1.267)
+        template = replace(template, calibration=factor)
     window = window_from_price_table(bare, provider) if bare else None
     if window:
         tokens, source = window

@@ -104,7 +104,8 @@ def test_tool_definitions_follow_the_openai_recipe():
                 + 3 - 3 + (3 + counter.count("c")) + (3 + counter.count("f")) + counter.count("unit:string:"))
     assert tools_tokens([spec], counter) == expected
     assert tools_tokens([], counter) == 0
-    assert MessageMeter(CLAUDE).tools([spec]) == tools_tokens([spec], counter) + 346
+    claude = MessageMeter(CLAUDE)
+    assert claude.tools([spec]) == tools_tokens([spec], claude.counter) + 346
 
 
 def test_image_tokens_per_provider_rule():
