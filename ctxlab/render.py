@@ -23,6 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from .cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
 from .context import Context
 from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
 from .tokens import MessageMeter, tools_tokens
@@ -249,9 +250,9 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
                   breakpoints: set[int] | None = None, cache: RenderCache | None = None) -> RenderedRequest:
     """The request as blocks in provider order with digests and token counts.
 
-    ``thinking`` (e.g. ``"off"``, ``"high"``) enters the digest chain at the first message block:
-    Anthropic documents that changing thinking parameters invalidates cached messages but not the
-    cached tools and system prompt. ``cache`` memoises message blocks across calls (replay).
+    ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
+    block: Anthropic documents that changing thinking parameters invalidates cached messages but not
+    the cached tools and system prompt (OpenAI documents no such rule). ``cache`` memoises message blocks across calls (replay).
     """
     provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
     meter = meter or MessageMeter(context.profile)
@@ -295,7 +296,7 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
 
     blocks, cum, chain, total, salted = [], [], "", 0, False
     for i, (kind, label, text, digest, tokens, mid) in enumerate(pieces):
-        if kind == "message" and not salted:
+        if kind == "message" and not salted and provider == "anthropic":
             chain, salted = _digest(chain + f"thinking={thinking}"), True
         chain = _digest(chain + digest)
         total += tokens
@@ -321,7 +322,7 @@ def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
     """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
     n = min(len(old.blocks), len(new.blocks))
     i = next((k for k in range(n) if old.blocks[k].prefix_digest != new.blocks[k].prefix_digest), None)
-    if old.model != new.model:
+    if model_key(old.model) != model_key(new.model):
         return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")
     if i is None:
         shared = old.cum_tokens[n - 1] if n else 0

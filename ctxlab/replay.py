@@ -156,7 +156,9 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
             sim = simulators[call_provider] = _simulator(call_provider, cache_rules or {})
             if warm:
                 sim.warm_head(request, call.at_s)
-        outcome = sim.request(request, call.at_s)
+        # The entry this call writes is usable by others only once its response has started; the
+        # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
+        outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))
         usage = call.message.usage
         output = usage.output_tokens if usage and usage.output_tokens else meter.message(call.message)
         notes = tuple(decision.notes)
