@@ -56,9 +56,9 @@ def test_unknown_format_names_file_and_lists_formats():
     assert err.value.hint and "format=" in err.value.hint
 
 
-def test_recognised_but_unsupported_format():
-    with pytest.raises(TranscriptError, match="not supported yet.*sharegpt"):
-        formats.load(FIX / "sharegpt.json")
+def test_sharegpt_fixture_is_read():  # was "not supported yet"; the sharegpt reader landed
+    transcript = formats.load(FIX / "sharegpt.json")
+    assert transcript.format == "sharegpt" and [m.text for m in transcript.conversation().messages] == ["hi", "hello"]
 
 
 def test_missing_file_is_a_transcript_error(tmp_path):
@@ -323,7 +323,7 @@ def test_swe_agent_command_docs_multiline_docstring():
 # ---------------------------------------------------------------- the shared real transcripts
 
 shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared transcripts not found at {SHARED}")
-NOT_YET = {"llama-factory-toolcall", "openhands"}
+NOT_YET: set[str] = set()  # every shared format has a reader now (sharegpt and openhands landed)
 
 
 def shared_files():

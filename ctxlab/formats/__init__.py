@@ -196,7 +196,7 @@ def unknown_block_text(block: Any) -> str:
 
 # ---------------------------------------------------------------- the registry
 
-_ORDER = ("ctxlab_session", "claude_code", "pi", "openai_chat")
+_ORDER = ("ctxlab_session", "claude_code", "pi", "sharegpt", "openhands", "openai_chat")
 UNAVAILABLE: dict[str, str] = {}  # reader module -> why it could not be imported
 
 
@@ -213,15 +213,8 @@ def _load_readers() -> tuple[Reader, ...]:
     return tuple(found)
 
 
-# Formats recognised but not read yet: (name, what it is, test on the head).
-_NOT_YET: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
-    ("sharegpt", "a LLaMA-Factory 'sharegpt' data set (conversations of from/value turns)",
-     lambda head: head.lstrip().startswith("[")
-     and re.search(r'"from"\s*:\s*"(human|gpt|function_call|observation)"', head) is not None),
-    ("openhands", "an OpenHands evaluation output (instance_id + event history per line)",
-     lambda head: any("instance_id" in o and "history" in o for o in head_objects(head, 3))
-     or ('"instance_id"' in head[:4000] and '"history"' in head)),
-)
+# Formats recognised but not read yet: (name, what it is, test on the head). None at present.
+_NOT_YET: tuple[tuple[str, str, Callable[[str], bool]], ...] = ()
 
 
 def names() -> tuple[str, ...]:
