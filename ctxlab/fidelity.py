@@ -285,3 +285,55 @@ def _done(fit: CallFit, calls: list[RecordedCall]) -> float:
     """When a call's response was recorded complete (its own timestamp)."""
     call = next(c for c in calls if c.message.id == fit.message_id)
     return _time(call.message.timestamp) or float("-inf")
+
+
+@dataclass(frozen=True)
+class EndToEndReport:
+    """ctxlab's own prompt sizes (rendering, counts, inferred head, calibration) under the ``recorded``
+    strategy against the recorded prompts. ``errors`` are signed (predicted - recorded) / recorded."""
+
+    calls: int
+    within: float  # share of calls whose predicted prompt is within ``tolerance`` of the recorded one
+    tolerance: float
+    median_error: float
+    errors: tuple[float, ...]
+    worst: tuple[tuple[str, int, int, str], ...]  # (message id, recorded, predicted, notes) by |error|
+
+    def __str__(self) -> str:
+        lines = [f"end to end: {self.within:.1%} of {self.calls} calls within {self.tolerance:.0%} of the recorded "
+                 f"prompt; median error {self.median_error:+.1%}"]
+        lines += [f"  {mid}: recorded {rec:,}, predicted {pred:,} ({(pred - rec) / rec:+.0%}) {why}"
+                  for mid, rec, pred, why in self.worst]
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict:
+        return {"calls": self.calls, "within": self.within, "tolerance": self.tolerance,
+                "median_error": self.median_error}
+
+
+def end_to_end(conversation: Conversation, *, tolerance: float = 0.10, worst: int = 5) -> EndToEndReport:
+    """Replay under ``recorded`` and compare each call's rendered prompt with its recorded total input.
+
+    What limits it: the counts are o200k x a calibration factor (not Claude's tokenizer), a
+    system prompt and tools the transcript did not record are one inferred size, and what the
+    agent added that the transcript never shows (reminders, file snapshots) is missing.
+    """
+    import statistics
+
+    from .replay import replay
+
+    result = replay(conversation, "recorded")
+    rows = []
+    for rec in result.records:
+        usage = rec.call.message.usage
+        if usage and usage.total_input_tokens > 0:
+            recorded, predicted = usage.total_input_tokens, rec.request.total_tokens
+            rows.append((rec.call.message.id, recorded, predicted, (predicted - recorded) / recorded,
+                         "; ".join(n for n in rec.notes if n)[:120]))
+    if not rows:
+        return EndToEndReport(0, 0.0, tolerance, 0.0, (), ())
+    errors = tuple(r[3] for r in rows)
+    inside = sum(abs(e) <= tolerance for e in errors) / len(errors)
+    bad = sorted(rows, key=lambda r: -abs(r[3]))[:worst]
+    return EndToEndReport(len(rows), inside, tolerance, statistics.median(errors), errors,
+                          tuple((m, r, p, why) for m, r, p, _, why in bad))

@@ -166,12 +166,12 @@ class RecordedStrategy:
                           id=f"summary:{entry.id}", origin="compact_summary", thread=call.thread)
         messages = (summary, *kept, *after)
         notes = [f"recorded compaction {entry.id!r}: {len(kept)} messages kept from before it"]
-        orphans = find_orphans(messages)
-        if orphans:
-            notes.append("pairing after the recorded compaction: " + "; ".join(map(str, orphans[:3])))
-            bad = {o.message_id for o in orphans if o.kind == "result_without_call"}
+        # Re-validate pairing: a kept tool result whose call was summarised away would be an orphan.
+        # (Calls that never got a result are build_context's business: the declared treatment.)
+        bad = sorted({o.message_id for o in find_orphans(messages) if o.kind == "result_without_call"})
+        if bad:
             messages = tuple(m for m in messages if m.id not in bad)
-            notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(sorted(bad))}")
+            notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(bad)}")
         view = Conversation(history.id, messages, history.system, history.tools, model=history.model,
                             provider=history.provider, inferred_head_tokens=history.inferred_head_tokens)
         ctx = _everything(view, profile, meter)

@@ -212,7 +212,7 @@ class InferredHead:
     """A static head (system prompt + tools) the transcript did not record, sized from usage.
 
     ``tokens`` = the first recorded call's total input tokens minus ctxlab's count of the
-    messages before it. Always labelled *inferred*: it carries the counter's error too.
+    messages before it and of the per-request overhead. Always labelled *inferred*: it carries the counter's error too.
     """
 
     tokens: int
@@ -236,7 +236,8 @@ def infer_static_head(conversation: Conversation, meter: MessageMeter) -> Inferr
     before: list[Message] = []
     for msg in conversation.messages:
         if msg.role == "assistant" and msg.usage and msg.usage.total_input_tokens > 0:
-            counted = meter.messages(m for m in before if m.origin != "meta")
+            # the per-request overhead is part of the recorded prompt but not of the head
+            counted = meter.messages(m for m in before if m.origin != "meta") + meter.profile.per_request_tokens
             recorded = msg.usage.total_input_tokens
             return InferredHead(max(0, recorded - counted), msg.id, recorded, counted)
         before.append(msg)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from dataclasses import replace
+
 import pytest
 
 from ctxlab.fidelity import KINDS, recorded_calls, structural
@@ -156,3 +158,31 @@ def test_shared_transcripts_beat_the_naive_rule_and_every_miss_has_a_kind(shared
         assert all(f.kind in KINDS for f in report.misses())
         recorded_misses = [f for f in report.calls if f.recorded_read == 0]
         assert all(f.kind is not None for f in recorded_misses)
+
+
+def test_end_to_end_on_a_synthetic_session_with_known_prompts():
+    from ctxlab.context import build_context
+    from ctxlab.fidelity import end_to_end
+    from ctxlab.messages import Conversation, Usage, assistant, tool_result, user
+    from ctxlab.profiles import profile_for
+    from ctxlab.render import render_blocks
+
+    profile = profile_for("gpt-4o")
+    msgs = [user("read both files", "u")]
+    usage_msgs = []
+    for r in range(4):
+        a = assistant("", f"a{r}", calls=((f"c{r}", "read_file", {"path": f"f{r}"}),), model="gpt-4o", provider="openai")
+        msgs += [a, tool_result(f"c{r}", "line\n" * 300, f"t{r}")]
+    # record, for every call, exactly the prompt ctxlab renders for it, then spoil one call by 30%
+    out = []
+    for k, m in enumerate(msgs):
+        if m.role == "assistant":
+            ctx = build_context(Conversation("c", tuple(msgs[:k]), model="gpt-4o"), profile=profile)
+            total = render_blocks(ctx).total_tokens
+            if m.id == "a2":
+                total = int(total * 1.3)
+            m = replace(m, usage=Usage(uncached_input_tokens=total, output_tokens=10))
+        out.append(m)
+    report = end_to_end(Conversation("c", tuple(out), model="gpt-4o", provider="openai"))
+    assert report.calls == 4 and report.within == 0.75
+    assert report.worst[0][0] == "a2"

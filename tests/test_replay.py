@@ -141,3 +141,14 @@ def test_replay_shared_pi_under_each_strategy(shared_transcripts):
         assert len(result.ledger.rows) == len(model_calls(c))
         for rec in result.records:
             assert rec.outcome.total_input_tokens == rec.request.total_tokens
+
+
+def test_recorded_compaction_that_keeps_a_result_without_its_call_is_repaired_and_reported():
+    c = agent_session(rounds=6)
+    items = list(c.items)
+    at = next(k for k, i in enumerate(items) if getattr(i, "id", "") == "t4") + 1
+    items.insert(at, Entry("compaction", "cmp", {"summary": "s", "first_kept_id": "t3", "origin": "recorded"}))
+    result = replay(replace(c, items=tuple(items)), "recorded")
+    last = result.records[-1]
+    assert any("removed 1 tool results whose calls the summary replaced: t3" in n for n in last.notes)
+    assert not any(b.label == "tool_result c3" for b in last.request.blocks)

@@ -121,7 +121,7 @@ def test_inferred_static_head_from_first_usage():
     a = Message(role="assistant", parts=(TextPart("ok"),), id="a",
                 usage=Usage(uncached_input_tokens=3, cache_write_tokens=4000, cache_read_tokens=0))
     head = infer_static_head(Conversation("c", (u, a)), meter)
-    assert head is not None and head.tokens == 4003 - meter.message(u)
+    assert head is not None and head.tokens == 4003 - meter.message(u) - CLAUDE.per_request_tokens
     assert "inferred" in str(head)
     assert infer_static_head(Conversation("c", (u, a), system=("sys",)), meter) is None
     assert infer_static_head(Conversation("c", (u,)), meter) is None
