@@ -1,0 +1,79 @@
+"""ctxlab: a workbook and a small library for context-window management of LLM agents.
+
+Load an agent transcript, build the context a model would see under a token budget, and read
+what was kept, dropped and why::
+
+    import ctxlab
+    conv = ctxlab.load("session.jsonl").conversation()
+    print(ctxlab.build_context(conv, ctxlab.BudgetPolicy(budget_tokens=20_000)))
+
+Everything listed in ``__all__`` is the public API; other names are private. The chapters in
+``notebooks/`` teach each piece (a docstring names its chapter). ``python -m ctxlab`` is the CLI.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it from here)
+
+from .context import BudgetPolicy, Context, UnitReport, build_context
+from .errors import BudgetError, CtxlabError, OrphanError, SessionError, TranscriptError
+from .interactions import STUB_TEXT, Orphan, Unit, find_orphans, group_units
+from .messages import (
+    Conversation,
+    Entry,
+    ImagePart,
+    Item,
+    Message,
+    Part,
+    SourceRef,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolSpec,
+    Transcript,
+    Usage,
+    assistant,
+    canonical_arguments,
+    tool_result,
+    user,
+)
+from .profiles import ModelProfile, profile_for, with_window
+from .tokens import (
+    COUNTER_NAMES,
+    CharsPerTokenCounter,
+    EstimateRow,
+    InferredHead,
+    MessageMeter,
+    TiktokenCounter,
+    TokenCounter,
+    compare_estimates,
+    counter_for,
+    get_counter,
+    image_tokens,
+    infer_static_head,
+    tools_tokens,
+)
+
+# ---- plumbing: sessions and transcript readers ----
+from .formats import detect, load
+from .session import Session
+
+__all__ = [
+    "__version__",
+    # messages (chapter 02)
+    "Conversation", "Entry", "ImagePart", "Item", "Message", "Part", "SourceRef", "TextPart",
+    "ThinkingPart", "ToolCallPart", "ToolSpec", "Transcript", "Usage",
+    "assistant", "canonical_arguments", "tool_result", "user",
+    # errors
+    "BudgetError", "CtxlabError", "OrphanError", "SessionError", "TranscriptError",
+    # profiles and tokens (chapter 01)
+    "ModelProfile", "profile_for", "with_window",
+    "COUNTER_NAMES", "CharsPerTokenCounter", "EstimateRow", "InferredHead", "MessageMeter",
+    "TiktokenCounter", "TokenCounter", "compare_estimates", "counter_for", "get_counter",
+    "image_tokens", "infer_static_head", "tools_tokens",
+    # interactions and budgeted contexts (chapter 03)
+    "STUB_TEXT", "Orphan", "Unit", "find_orphans", "group_units",
+    "BudgetPolicy", "Context", "UnitReport", "build_context",
+    # sessions and transcripts (chapter 02)
+    "Session", "detect", "load",
+]

@@ -1,0 +1,259 @@
+"""The command line: ``python -m ctxlab inspect FILE`` and ``python -m ctxlab doctor``.
+
+``inspect`` reads a transcript (any format :mod:`ctxlab.formats` knows) and reports its
+conversations, messages by role, interaction units, orphaned tool calls and results (each one
+named), token totals under four counters, the model profile used and the static head.
+``--json`` prints the same as one JSON object. Bad input ends with one line on stderr and exit
+code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). Plumbing, not a chapter: it only
+calls the textbook modules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .errors import CtxlabError, OrphanError
+from .interactions import find_orphans, group_units
+from .messages import Conversation, Message, Transcript
+from .profiles import ModelProfile, profile_for
+from .tokens import COUNTER_NAMES, MessageMeter, get_counter, infer_static_head
+
+NOTES_SHOWN = 10  # the text report lists this many notes, then a count
+
+
+def _orphans(conv: Conversation, index: int, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Every orphan of every thread, as JSON-ready dicts naming kind, call, message and source line."""
+    out: list[dict[str, Any]] = []
+    for thread in conv.threads():
+        msgs = [m for m in messages if m.thread == thread]
+        by_id = {m.id: m for m in msgs}  # message id -> message (for its source line)
+        for o in find_orphans(msgs):
+            source = by_id[o.message_id].source if o.message_id in by_id else None
+            out.append({"kind": o.kind, "call_id": o.call_id, "message_id": o.message_id, "thread": thread,
+                        "conversation": index, "file": source.file if source else None,
+                        "line": source.line if source else None, "where": o.where})
+    return out
+
+
+def _units(conv: Conversation, messages: Sequence[Message], notes: list[str]) -> int | None:
+    """Units at round granularity, summed over threads; None (with a note) when a thread cannot be grouped."""
+    total = 0
+    for thread in conv.threads():
+        msgs = [m for m in messages if m.thread == thread]
+        try:
+            total += len(group_units(msgs)) if msgs else 0
+        except OrphanError as err:
+            notes.append(f"thread {thread!r} cannot be grouped into units: {err}")
+            return None
+    return total
+
+
+def _profile_info(profile: ModelProfile) -> dict[str, Any]:
+    return {"name": profile.name, "provider": profile.provider, "context_window": profile.context_window,
+            "window_source": profile.window_source, "tokenizer": profile.tokenizer,
+            "tokenizer_exact": profile.tokenizer_exact, "note": profile.tokenizer_note or None}
+
+
+def conversation_report(conv: Conversation, index: int) -> dict[str, Any]:
+    """Everything ``inspect`` says about one conversation, as a JSON-ready dict."""
+    notes = list(conv.notes)
+    sent = [m for m in conv.messages if m.origin != "meta"]  # meta lines are never sent to a model
+    if len(sent) < len(conv.messages):
+        notes.append(f"{len(conv.messages) - len(sent)} meta messages (never sent to a model) are not counted")
+    profile = profile_for(conv.model, conv.provider)
+    meters = {name: MessageMeter(profile, get_counter(name)) for name in COUNTER_NAMES}
+    tokens = {name: m.messages(sent) + m.system(conv.system) + m.tools(conv.tools) for name, m in meters.items()}
+    head: dict[str, Any] | None = None
+    if conv.system or conv.tools:
+        own = meters.get(profile.tokenizer) if profile.calibration == 1.0 else None
+        own = own or MessageMeter(profile)
+        head = {"kind": "recorded", "system_blocks": len(conv.system), "tools": len(conv.tools),
+                "tokens": own.system(conv.system) + own.tools(conv.tools), "counter": own.counter.name}
+    elif conv.inferred_head_tokens:
+        head = {"kind": "inferred", "tokens": conv.inferred_head_tokens, "by": "the reader"}
+    else:
+        inferred = infer_static_head(conv, MessageMeter(profile))
+        if inferred is not None:
+            head = {"kind": "inferred", "tokens": inferred.tokens, "by": str(inferred),
+                    "call_message_id": inferred.call_message_id}
+    return {
+        "index": index, "id": conv.id, "title": conv.title, "threads": list(conv.threads()),
+        "messages": len(conv.messages), "model": conv.model, "provider": conv.provider,
+        "by_role": dict(Counter(m.role for m in conv.messages)),
+        "interactions": _units(conv, sent, notes), "orphans": _orphans(conv, index, sent),
+        "tokens": tokens, "profile": _profile_info(profile), "static_head": head, "notes": notes,
+    }
+
+
+def inspect_report(transcript: Transcript, conversation: int | None = None) -> dict[str, Any]:
+    """The ``inspect --json`` object. With ``conversation=None`` and several conversations: all of them."""
+    if conversation is not None:
+        transcript.conversation(conversation)  # raises a ValueError naming the valid range
+    chosen = [conversation] if conversation is not None else range(len(transcript.conversations))
+    reports = {i: conversation_report(transcript.conversations[i], i) for i in chosen}
+    selected = next(iter(reports)) if len(transcript.conversations) == 1 else conversation
+    parts = list(reports.values())
+    return {
+        "file": transcript.file, "format": transcript.format, "selected": selected,
+        "conversations": [{"index": i, "id": c.id, "title": c.title, "threads": list(c.threads()),
+                           "messages": len(c.messages), **({k: reports[i][k] for k in ("interactions", "tokens")}
+                                                           if i in reports else {})}
+                          for i, c in enumerate(transcript.conversations)],
+        "messages": sum(r["messages"] for r in parts),
+        "by_role": dict(sum((Counter(r["by_role"]) for r in parts), Counter())),
+        "interactions": sum(r["interactions"] or 0 for r in parts),
+        "orphans": [o for r in parts for o in r["orphans"]],
+        "tokens": {name: sum(r["tokens"][name] for r in parts) for name in COUNTER_NAMES},
+        "profile": reports[selected]["profile"] if selected is not None else None,
+        "static_head": reports[selected]["static_head"] if selected is not None else None,
+        "notes": list(transcript.notes) + [n for r in parts for n in r["notes"]],
+        "conversation": reports[selected] if selected is not None else None,
+    }
+
+
+def _n(count: int, noun: str) -> str:
+    """``_n(1, "tool")`` → ``"1 tool"``; ``_n(2, "tool")`` → ``"2 tools"``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _fmt_roles(by_role: dict[str, int]) -> str:
+    return ", ".join(f"{role} {n:,}" for role, n in sorted(by_role.items(), key=lambda kv: -kv[1]))
+
+
+def format_report(rep: dict[str, Any]) -> str:
+    """The text form of :func:`inspect_report`."""
+    lines = [f"file           {rep['file']}", f"format         {rep['format']}",
+             f"conversations  {len(rep['conversations'])}"]
+    for c in rep["conversations"][:NOTES_SHOWN] if rep["selected"] is not None else []:
+        title = f"  {c['title']!r}" if c["title"] else ""
+        lines.append(f"  #{c['index']}  {c['id']}{title}  threads: {', '.join(c['threads']) or '-'}  "
+                     f"{c['messages']:,} messages")
+    if rep["selected"] is not None and len(rep["conversations"]) > NOTES_SHOWN:
+        lines.append(f"  ... {len(rep['conversations']) - NOTES_SHOWN} more (omit --conversation for a line each)")
+    if rep["selected"] is None:
+        lines.append(f"  {'#':>4}  {'messages':>8}  {'units':>6}  {'o200k_base':>10}  threads  id / title")
+        for c in rep["conversations"]:
+            units = "?" if c.get("interactions") is None else f"{c['interactions']:,}"
+            title = f"  {c['title']!r}" if c["title"] else ""
+            lines.append(f"  {c['index']:>4}  {c['messages']:>8,}  {units:>6}  {c['tokens']['o200k_base']:>10,}  "
+                         f"{len(c['threads']):>7}  {c['id']}{title}")
+        lines.append("all conversations")
+    else:
+        d = rep["conversation"]
+        lines.append(f"conversation #{d['index']} ({d['id']})" + (f", model {d['model']}" if d["model"] else ""))
+    lines.append(f"  messages       {rep['messages']:,}: {_fmt_roles(rep['by_role'])}")
+    lines.append(f"  interactions   {rep['interactions']:,} units (round granularity)")
+    lines.append(f"  orphans        {len(rep['orphans'])}")
+    for o in rep["orphans"]:
+        conv = f"#{o['conversation']} " if rep["selected"] is None else ""
+        line = f"{o['file']}:{o['line']}" if o["line"] is not None else "no source line recorded"
+        lines.append(f"    {conv}{o['kind']}: call {o['call_id']!r} in message {o['message_id']!r} "
+                     f"(thread {o['thread']}, {line})")
+    lines.append("  tokens         messages + system + tools, per counter")
+    lines += [f"    {name:<12} {n:>12,}" for name, n in rep["tokens"].items()]
+    if rep["selected"] is not None:
+        p, head = rep["profile"], rep["static_head"]
+        lines.append(f"  profile        {p['name']} ({p['provider']}): window {p['context_window']:,} tokens"
+                     f" [{p['window_source']}]")
+        if p["note"]:
+            lines.append(f"                 note: {p['note']}")
+        if head is None:
+            lines.append("  static head    none recorded, and no recorded usage to infer it from")
+        elif head["kind"] == "recorded":
+            lines.append(f"  static head    recorded: {_n(head['system_blocks'], 'system block')}, {_n(head['tools'], 'tool')} "
+                         f"= {head['tokens']:,} tokens ({head['counter']})")
+        else:
+            lines.append(f"  static head    not recorded; {head['by'] if head['by'] != 'the reader' else 'inferred by the reader'}"
+                         f" ({head['tokens']:,} tokens)")
+    notes = rep["notes"]
+    if notes:
+        lines.append(f"  notes          {len(notes)}")
+        lines += [f"    {n}" for n in notes[:NOTES_SHOWN]]
+        if len(notes) > NOTES_SHOWN:
+            lines.append(f"    ... {len(notes) - NOTES_SHOWN} more (--json lists all)")
+    if rep["selected"] is None:
+        lines.append(f"{len(rep['conversations'])} conversations: pick one for its profile and static head with "
+                     f"--conversation N (0..{len(rep['conversations']) - 1}).")
+    return "\n".join(lines)
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from .formats import load  # the readers load only when a file is read
+
+    transcript = load(Path(args.file), strict=args.strict)
+    if not transcript.conversations:
+        raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
+    rep = inspect_report(transcript, args.conversation)
+    if args.json:
+        print(json.dumps(rep, ensure_ascii=False, indent=1))
+    else:
+        print(format_report(rep))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import format_checks, run_checks
+
+    checks = run_checks()
+    if args.json:
+        print(json.dumps({"ok": all(c.ok is not False for c in checks), "checks": [c.to_dict() for c in checks]},
+                         indent=1))
+    else:
+        print(format_checks(checks))
+    return 1 if any(c.ok is False for c in checks) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m ctxlab", description="ctxlab: context-window management for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,doctor}")
+    ins = sub.add_parser("inspect", help="report a transcript's conversations, messages, orphans and tokens")
+    ins.add_argument("file", help="a transcript: pi, Claude Code, OpenAI chat, SWE-agent, tau-bench, ctxlab session ...")
+    ins.add_argument("--conversation", "-c", type=int, metavar="N", help="report conversation N only (0-based)")
+    ins.add_argument("--json", action="store_true", help="print one JSON object")
+    mode = ins.add_mutually_exclusive_group()
+    mode.add_argument("--strict", dest="strict", action="store_true", default=True,
+                      help="stop at the first bad line (default)")
+    mode.add_argument("--lenient", dest="strict", action="store_false", help="skip bad lines and list them as notes")
+    ins.set_defaults(run=cmd_inspect)
+    doc = sub.add_parser("doctor", help="check Python, packages, the offline tokenizers and Jupyter")
+    doc.add_argument("--json", action="store_true", help="print one JSON object")
+    doc.set_defaults(run=cmd_doctor)
+    return parser
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 fine, 1 doctor found a FAIL, 2 bad input or usage)."""
+    args = build_parser().parse_args(argv)
+    for stream in (sys.stdout, sys.stderr):  # a Windows console or pipe in cp1252 meets Chinese titles
+        if hasattr(stream, "reconfigure") and (stream.encoding or "").lower().replace("-", "") != "utf8":
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        return args.run(args)
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (CtxlabError, ValueError, OSError) as err:
+        if os.environ.get("CTXLAB_DEBUG"):
+            raise
+        print(f"ctxlab {args.command}: error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a ctxlab bug: still one line, and a way to see more
+        if os.environ.get("CTXLAB_DEBUG"):
+            raise
+        print(f"ctxlab {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
+              "(a bug in ctxlab? run again with CTXLAB_DEBUG=1 for the traceback)", file=sys.stderr)
+        return 2
