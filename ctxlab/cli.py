@@ -213,7 +213,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m ctxlab", description="ctxlab: context-window management for LLM agents.")
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,doctor}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,replay,doctor}")
     ins = sub.add_parser("inspect", help="report a transcript's conversations, messages, orphans and tokens")
     ins.add_argument("file", help="a transcript: pi, Claude Code, OpenAI chat, SWE-agent, tau-bench, ctxlab session ...")
     ins.add_argument("--conversation", "-c", type=int, metavar="N", help="report conversation N only (0-based)")
@@ -223,6 +223,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="stop at the first bad line (default)")
     mode.add_argument("--lenient", dest="strict", action="store_false", help="skip bad lines and list them as notes")
     ins.set_defaults(run=cmd_inspect)
+    from .cli_replay import add_parser as add_replay
+
+    add_replay(sub)
     doc = sub.add_parser("doctor", help="check Python, packages, the offline tokenizers and Jupyter")
     doc.add_argument("--json", action="store_true", help="print one JSON object")
     doc.set_defaults(run=cmd_doctor)

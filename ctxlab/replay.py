@@ -21,7 +21,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Iterable
 
-from .messages import Conversation, Entry, Item, Message
+from .checks import check_context
+from .messages import Conversation, Entry, Item
 from .profiles import ModelProfile, profile_for, with_window
 from .render import RenderCache, RenderedRequest, render_blocks
 from .strategies import Call, Decision, Strategy, get_strategy
@@ -76,6 +77,7 @@ class CallRecord:
     overflow: bool
     outcome: Any
     request: RenderedRequest
+    violations: tuple[Any, ...] = ()  # broken invariants (checks.py), when the replay was asked to check
 
 
 @dataclass
@@ -97,12 +99,13 @@ def _simulator(provider: str, rules: dict[str, Any]):
 
 def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *, provider: str | None = None,
            model: str | None = None, window: int | None = None, warm: bool = False,
-           cache_rules: dict[str, Any] | None = None, progress: bool = False) -> ReplayResult:
+           cache_rules: dict[str, Any] | None = None, progress: bool = False, check: bool = False) -> ReplayResult:
     """Replay ``conversation`` under ``strategy``; return its ledger (one row per model call).
 
     ``provider`` / ``model`` override what each call recorded; ``window`` overrides the profile's
     context window (tokens). ``warm`` starts with the static head already cached, as when an
     earlier session wrote it. A progress bar with ``progress=True`` (tqdm; off in notebooks).
+    ``check`` validates every context against :func:`ctxlab.checks.check_context`.
     Raises what the strategy raises (BudgetError, OrphanError) naming the call.
     """
     from .ledger import Ledger, row_from_outcome
@@ -166,8 +169,9 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
                                      model=call_model, provider=call_provider, at=call.message.timestamp,
                                      output_tokens=output, stop_reason=call.message.stop_reason,
                                      note="; ".join(notes), overflow=decision.overflow))
+        violations = tuple(check_context(decision.context, history, strategy.name)) if check else ()
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
-                                         notes + (outcome.reason,), decision.overflow, outcome, request))
+                                         notes + (outcome.reason,), decision.overflow, outcome, request, violations))
     result.ledger = Ledger(rows)
     return result
 

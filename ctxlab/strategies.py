@@ -109,30 +109,26 @@ class SlidingStrategy:
     start_id: dict[str, str] = field(default_factory=dict)  # thread -> first kept message id
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        messages = [m for m in history.messages if m.origin != "meta"]
-        units = group_units(messages)
+        units = group_units([m for m in history.messages if m.origin != "meta"])
         budget = profile.budget_tokens(self.input_ratio)
-        first = next((k for k, u in enumerate(units) if u.first.id == self.start_id.get(call.thread)), 0)
+        newest_user = max((u.index for u in units if u.first.is_real_user), default=-1)
+        first = next((u.index for u in units if u.first.id == self.start_id.get(call.thread)), 0)
         while True:
-            window = [u for u in units[first:]]
-            if profile.requires_user_first:  # start on a user unit, as the provider demands
-                while len(window) > 1 and window[0].first.role != "user":
-                    window, first = window[1:], first + 1
-            kept = Conversation(history.id, tuple(m for u in window for m in u.messages), history.system,
-                                history.tools, model=history.model, provider=history.provider,
-                                inferred_head_tokens=history.inferred_head_tokens)
-            ctx = _everything(kept, profile, meter)
-            if ctx.total_tokens <= budget or len(window) <= 1:
+            # the newest user message stays even when the window has slid past it: the task must stay
+            window = ([units[newest_user]] if 0 <= newest_user < first else []) + units[first:]
+            ctx = _everything(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
+            starts_wrong = profile.requires_user_first and window[0].first.role != "user"
+            if (ctx.total_tokens <= budget and not starts_wrong) or first >= len(units) - 1:
                 break
             first += 1
         self.start_id[call.thread] = units[first].first.id
-        ctx = replace(ctx, budget_tokens=budget)
-        notes = (f"window starts at unit {first} of {len(units)}",) if first else ()
         if ctx.total_tokens > budget:
-            raise BudgetError(f"sliding: the newest unit alone needs {ctx.total_tokens:,} tokens, over the budget "
-                              f"of {budget:,} (call {call.index} of thread {call.thread!r}).",
+            raise BudgetError(f"sliding: the newest unit needs {ctx.total_tokens:,} tokens with the newest user "
+                              f"message, over the budget of {budget:,} (call {call.index} of thread "
+                              f"{call.thread!r}). Prune or page its tool results (chapter 05).",
                               needed=ctx.total_tokens, budget=budget)
-        return Decision(ctx, notes=notes)
+        notes = (f"window starts at unit {first} of {len(units)}",) if first else ()
+        return Decision(replace(ctx, budget_tokens=budget), notes=notes)
 
 
 SUMMARY_PREFIX = "The conversation before this point was compacted into this summary:\n\n"

@@ -1,0 +1,119 @@
+"""``python -m ctxlab replay``: a transcript replayed under a strategy, as a ledger.
+
+    python -m ctxlab replay FILE [--strategy NAME] [--provider NAME] [--model NAME] [--window N]
+                                 [--conversation N] [--warm] [--json] [--check] [--recorded]
+
+Without ``--conversation``, every conversation of the file is replayed on its own (a tau-bench
+file holds 200). ``--recorded`` prints what really happened instead (the recorded usage, priced)
+with the two fidelity figures. ``--check`` validates every context built and exits 1 naming the
+first call and rule that failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from .errors import CtxlabError
+
+
+def add_parser(sub: Any) -> None:
+    from .strategies import STRATEGY_NAMES
+
+    rep = sub.add_parser("replay", help="replay a transcript under a strategy and print the ledger")
+    rep.add_argument("file", help="a transcript (any format `inspect` reads)")
+    rep.add_argument("--strategy", "-s", default="budgeted", choices=STRATEGY_NAMES, help="default: budgeted")
+    rep.add_argument("--provider", choices=("anthropic", "openai"), help="cache rules to use (default: each call's)")
+    rep.add_argument("--model", help="price and count as this model (default: each call's)")
+    rep.add_argument("--window", type=int, metavar="TOKENS", help="context window (default: the model's)")
+    rep.add_argument("--conversation", "-c", type=int, metavar="N", help="replay conversation N only (0-based)")
+    rep.add_argument("--warm", action="store_true", help="start with the static head already cached")
+    rep.add_argument("--json", action="store_true", help="print one JSON object")
+    rep.add_argument("--check", action="store_true", help="validate every context; exit 1 on the first violation")
+    rep.add_argument("--recorded", action="store_true", help="print the recorded ledger and fidelity instead")
+    rep.add_argument("--rows", type=int, default=40, metavar="N", help="ledger rows shown in text output (default 40)")
+    rep.set_defaults(run=cmd_replay)
+
+
+def _jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {k: _jsonable(v) for k, v in dataclasses.asdict(obj).items()}
+    if isinstance(obj, dict):
+        return {k: _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    return obj
+
+
+def _rows(ledger: Any, conversation: str) -> list[dict[str, Any]]:
+    return [{"conversation": conversation, **_jsonable(r)} for r in ledger.rows]
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from .fidelity import end_to_end, structural
+    from .formats import load
+    from .ledger import Ledger, recorded_ledger
+    from .replay import replay
+
+    transcript = load(Path(args.file))
+    if not transcript.conversations:
+        raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
+    indices = [args.conversation] if args.conversation is not None else range(len(transcript.conversations))
+    chosen = [(i, transcript.conversation(i)) for i in indices]
+    out: dict[str, Any] = {"file": transcript.file, "format": transcript.format,
+                           "strategy": "recorded usage" if args.recorded else args.strategy,
+                           "conversations": [c.id for _, c in chosen], "rows": [], "notes": []}
+    all_rows, failures, texts = [], [], []
+    fidelity: dict[str, Any] = {"structural": {"calls": 0, "within_calls": 0}, "end_to_end": {"calls": 0, "within_calls": 0}}
+    for _, conv in chosen:
+        if args.recorded:
+            ledger = recorded_ledger(conv)
+            fit, e2e = structural(conv), end_to_end(conv)
+            for key, calls, share in (("structural", len(fit.calls), fit.within), ("end_to_end", e2e.calls, e2e.within)):
+                fidelity[key]["calls"] += calls
+                fidelity[key]["within_calls"] += round(share * calls)
+            texts.append(f"{conv.id}:\n{fit}\n{e2e}")
+        else:
+            result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
+                            warm=args.warm, check=args.check)
+            ledger = result.ledger
+            out["notes"] += [f"{conv.id}: {n}" for n in result.notes]
+            failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
+        all_rows += ledger.rows
+        out["rows"] += _rows(ledger, conv.id)
+        texts.append(f"== {conv.id} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
+    overall = Ledger(all_rows)
+    out["totals"] = _jsonable(overall.totals())
+    out["per_thread"] = {thread: _jsonable(t) for thread, t in overall.per_thread().items()}
+    out["prices"] = overall.prices
+    if args.recorded:
+        for key in fidelity:
+            calls = fidelity[key]["calls"]
+            fidelity[key]["within"] = fidelity[key].pop("within_calls") / calls if calls else None
+        out["fidelity"] = fidelity
+    if args.check:
+        out["check"] = {"ok": not failures,
+                        "violations": [{"conversation": cid, "thread": call.thread, "call": call.index,
+                                        "rule": v.rule, "detail": v.detail} for cid, call, v in failures]}
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False, indent=1))
+    else:
+        print("\n\n".join(texts))
+        t = overall.totals()
+        cost = f"${t.cost_usd:,.4f}" if t.cost_usd is not None else "unpriced"
+        print(f"\nall: {t.calls} calls, {t.total_input_tokens:,} prompt tokens, hit rate {t.hit_rate:.1%}, "
+              f"cost {cost}, overflows {t.overflow_calls} ({out['strategy']}; "
+              f"prices: {out['prices']['package']} {out['prices']['version']})")
+        for n in out["notes"]:
+            print(f"note: {n}")
+        if args.check:
+            print("check: OK, every context passed" if not failures else f"check: {len(failures)} violations")
+    if failures:
+        cid, call, v = failures[0]
+        import sys
+        print(f"ctxlab replay --check: {cid} thread {call.thread!r} call {call.index}: {v}", file=sys.stderr)
+        return 1
+    return 0
