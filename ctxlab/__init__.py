@@ -54,8 +54,20 @@ from .tokens import (
     tools_tokens,
 )
 
-# ---- plumbing: sessions and transcript readers ----
+# ---- the prefix-cache ledger (chapter 04) ----
+from .cache import AnthropicCache, CacheOutcome, OpenAICache, request_from_sizes, to_provider_fields
+from .calibration import CalibrationReport, measure_calibration
+from .checks import Violation, check_context
+from .fidelity import end_to_end, structural
+from .ledger import Ledger, LedgerRow, recorded_ledger
+from .render import Block, PrefixDiff, RenderedRequest, prefix_diff, render_blocks, to_anthropic_body, to_openai_body
+from .replay import ReplayResult, model_calls, replay
+from .strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
+                         Strategy, get_strategy)
+
+# ---- plumbing: sessions, transcript readers, prices ----
 from .formats import detect, load
+from .prices import cost, price_for
 from .session import Session
 
 __all__ = [
@@ -76,4 +88,12 @@ __all__ = [
     "BudgetPolicy", "Context", "UnitReport", "build_context",
     # sessions and transcripts (chapter 02)
     "Session", "detect", "load",
+    # rendering, caches, ledgers, replay (chapter 04)
+    "Block", "PrefixDiff", "RenderedRequest", "prefix_diff", "render_blocks", "to_anthropic_body", "to_openai_body",
+    "AnthropicCache", "CacheOutcome", "OpenAICache", "request_from_sizes", "to_provider_fields",
+    "Ledger", "LedgerRow", "recorded_ledger", "cost", "price_for",
+    "ReplayResult", "model_calls", "replay",
+    "BudgetedStrategy", "Call", "Decision", "FullStrategy", "RecordedStrategy", "SlidingStrategy", "Strategy",
+    "get_strategy", "Violation", "check_context", "CalibrationReport", "measure_calibration",
+    "end_to_end", "structural",
 ]

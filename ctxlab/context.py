@@ -27,7 +27,7 @@ from .errors import BudgetError, CtxlabError
 from .interactions import Granularity, Unanswered, Unit, find_orphans, group_units
 from .messages import Conversation, Message, ToolSpec
 from .profiles import ModelProfile, profile_for
-from .tokens import MessageMeter
+from .tokens import MessageMeter, infer_static_head
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,10 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
 
     tools_t = meter.tools(conversation.tools)
     system_t = meter.system(conversation.system)
-    head_t = conversation.inferred_head_tokens or 0
+    head_t = conversation.inferred_head_tokens
+    if head_t is None:  # no system prompt or tools recorded: size them from the first recorded usage
+        inferred = infer_static_head(conversation, meter)
+        head_t = inferred.tokens if inferred else 0
     if head_t:
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
     fixed = tools_t + system_t + head_t + profile.per_request_tokens

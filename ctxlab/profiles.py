@@ -68,8 +68,9 @@ class ModelProfile:
         """A warning to print wherever this profile's counts are shown, or '' when they are exact."""
         if self.tokenizer_exact:
             return ""
+        whose = f"{self.provider}'s tokenizer" if self.provider != "other" else "this model's own tokenizer"
         return (f"{self.name}: counted with {self.tokenizer} x {self.calibration:g}, which is not "
-                f"{self.provider}'s tokenizer; counts are estimates.")
+                f"{whose}; counts are estimates.")
 
 
 # Families: (pattern on the model id, profile template). First match wins.
