@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 fidelity[key]["within_calls"] += round(share * calls)
             texts.append(f"{conv.id}:\n{fit}\n{e2e}")
         else:
+            # a progress bar on a terminal only: piped output and notebooks stay clean
             result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
-                            warm=args.warm, check=args.check)
+                            warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1)
             ledger = result.ledger
             out["notes"] += [f"{conv.id}: {n}" for n in result.notes]
             failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
@@ -113,7 +115,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print("check: OK, every context passed" if not failures else f"check: {len(failures)} violations")
     if failures:
         cid, call, v = failures[0]
-        import sys
         print(f"ctxlab replay --check: {cid} thread {call.thread!r} call {call.index}: {v}", file=sys.stderr)
         return 1
     return 0
