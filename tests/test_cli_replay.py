@@ -43,10 +43,12 @@ def test_small_window_shows_the_strategies_apart(capsys):
 
 
 def test_check_failure_names_call_and_rule(capsys, monkeypatch):
-    import ctxlab.checks as checks
+    import sys
+
     from ctxlab.checks import Violation
 
-    monkeypatch.setattr("ctxlab.replay.check_context", lambda ctx, hist, s: [Violation("pairing", "planted")])
+    replay_module = sys.modules["ctxlab.replay"]  # `ctxlab.replay` the attribute is the function
+    monkeypatch.setattr(replay_module, "check_context", lambda ctx, hist, s: [Violation("pairing", "planted")])
     code, _, err = run(capsys, "replay", SAMPLE, "--check")
     assert code == 1
     assert "call 1" in err and "pairing: planted" in err
