@@ -148,8 +148,36 @@ def bill_ledger(path: str | Path) -> Ledger:
         out.append(make_row(thread="main", call=int(r["call"]), model=r["model"], provider=r["provider"] or None,
                             at=r["timestamp"], stop_reason=r["stop_reason"], uncached_input_tokens=int(r["input"]),
                             cache_read_tokens=int(r["cache_read"]), cache_write_tokens=int(r["cache_write"]),
-                            output_tokens=int(r["output"]), recorded_cost_usd=recorded))
+                            output_tokens=int(r["output"]), note=r.get("event") or "", recorded_cost_usd=recorded))
     return Ledger(out, title=f"recorded: {Path(path).name}")
+
+
+MISS_COLUMNS = ("call", "gap", "prompt", "read", "written", "hit", "cost", "note")
+
+
+def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float = 300.0) -> list[tuple[Any, ...]]:
+    """Lines of :data:`MISS_COLUMNS` for the calls that read less than ``below`` of their prompt (empty calls left
+    out). ``gap``: seconds since the previous call; ``note``: what the record shows as a cause — the first call, a
+    previous prompt below the model's minimum, a gap over the TTL, what was recorded in between — or nothing
+    (the record holds no cause). Chapter 04."""
+    from ..cache_rules import rule_for
+
+    out, previous, prompt = [], None, None  # previous: time of the previous call; prompt: its prompt tokens
+    for r in ledger.rows:
+        when = datetime.fromisoformat(r.at.replace("Z", "+00:00")) if r.at else None
+        gap = (when - previous).total_seconds() if when and previous else None
+        if r.total_input_tokens and r.hit_rate < below:
+            minimum = rule_for(r.model, r.provider).min_tokens
+            causes = ["first call"] if prompt is None else []
+            causes += [f"previous prompt below the {minimum:,} minimum"] if prompt is not None and prompt < minimum else []
+            causes += [f"gap over the {ttl_s / 60:g}-min TTL"] if gap is not None and gap > ttl_s else []
+            causes += [r.note] if r.note else []
+            out.append((r.call, "" if gap is None else f"{gap:,.0f} s", r.total_input_tokens, r.cache_read_tokens,
+                        r.cache_write_tokens, f"{100 * r.hit_rate:.0f}%",
+                        "—" if r.cost_usd is None else f"${r.cost_usd:,.4f}", "; ".join(causes)[:80]))
+        previous = when or previous
+        prompt = r.total_input_tokens if r.total_input_tokens else prompt
+    return out
 
 
 @dataclass(frozen=True)
@@ -381,6 +409,14 @@ def state_row(s: LedgerState) -> tuple[Any, ...]:
     return (s.strategy, s.provider, s.model, s.window, pause, s.calls, s.total_input_tokens, s.cache_read_tokens,
             s.cache_write_tokens, s.uncached_input_tokens, f"{100 * s.hit_rate:.1f}%", cost, s.overflow_calls,
             s.dropped_calls, s.error[:60])
+
+
+def notable_calls(state: LedgerState, around: int = 1) -> list[int]:
+    """Calls worth a line in a compact table: the first and the last, every call that was not a plain hit
+    (a miss, a drop, an overflow), and ``around`` calls either side of each."""
+    n = len(state.rows)
+    marked = {1, n} | {r.call for r in state.rows if r.event != "hit"}
+    return sorted({c for m in marked for c in range(m - around, m + around + 1) if 1 <= c <= n})
 
 
 def call_rows(state: LedgerState, calls: Sequence[int] | None = None) -> list[tuple[Any, ...]]:
