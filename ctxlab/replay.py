@@ -159,6 +159,14 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
             sim = simulators[call_provider] = _simulator(call_provider, cache_rules or {})
             if warm:
                 sim.warm_head(request, call.at_s)
+        for side in decision.side_calls:  # e.g. a summary call: a model call with its own ledger row
+            side_request = render_blocks(side.context, call_provider, call_model, meter, call.thinking,
+                                         cache=render_cache)
+            side_outcome = sim.request(side_request, call.at_s, response_started_s=call.at_s)
+            rows.append(row_from_outcome(side_outcome, thread=call.thread, call=call.index, message_id=None,
+                                         model=call_model, provider=call_provider, at=call.message.timestamp,
+                                         output_tokens=side.output_tokens, stop_reason=None,
+                                         note=f"{side.kind} call" + (f": {side.note}" if side.note else "")))
         # The entry this call writes is usable by others only once its response has started; the
         # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
         outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))

@@ -51,14 +51,28 @@ class Call:
 
 
 @dataclass(frozen=True)
+class SideCall:
+    """A model call a strategy makes for itself before the real one — e.g. asking a model for a
+    summary. It is a model call like any other: it gets its own ledger row. ``context`` is what it
+    sends (render it on the cached prefix to make it cheap), ``output_tokens`` what it returns."""
+
+    kind: str
+    context: Context
+    output_tokens: int
+    note: str = ""
+
+
+@dataclass(frozen=True)
 class Decision:
-    """A strategy's answer for one call: the context, new session entries, notes, and whether the
-    prompt overflows the window (only ``full`` lets that happen)."""
+    """A strategy's answer for one call: the context, new session entries, notes, side calls made
+    before it (a summary call), and whether the prompt overflows the window (only ``full`` and
+    ``recorded`` let that happen)."""
 
     context: Context
     new_entries: tuple[Entry, ...] = ()
     notes: tuple[str, ...] = ()
     overflow: bool = False
+    side_calls: tuple[SideCall, ...] = ()
 
 
 class Strategy(Protocol):
