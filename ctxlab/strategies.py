@@ -22,7 +22,7 @@ Taught in chapter 04; pruning, paging, summaries and compaction add strategies i
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from .context import BudgetPolicy, Context, build_context
 from .errors import BudgetError
@@ -189,13 +189,21 @@ class RecordedStrategy:
                         overflow=ctx.total_tokens > profile.context_window)
 
 
-def get_strategy(name: str) -> Strategy:
-    """A fresh strategy by name: ``full``, ``sliding``, ``budgeted``, ``recorded``."""
-    makers = {"full": FullStrategy, "sliding": SlidingStrategy, "budgeted": BudgetedStrategy,
-              "recorded": RecordedStrategy}
-    if name not in makers:
-        raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(makers)}.")
-    return makers[name]()
+# name -> "module:Class" of every strategy; the later chapters' strategies live beside their ideas
+STRATEGIES: dict[str, str] = {
+    "full": "ctxlab.strategies:FullStrategy",
+    "sliding": "ctxlab.strategies:SlidingStrategy",
+    "budgeted": "ctxlab.strategies:BudgetedStrategy",
+    "recorded": "ctxlab.strategies:RecordedStrategy",
+}
+STRATEGY_NAMES = tuple(STRATEGIES)
 
 
-STRATEGY_NAMES = ("full", "sliding", "budgeted", "recorded")
+def get_strategy(name: str, **options: Any) -> Strategy:
+    """A fresh strategy by name (``full``, ``sliding``, ``budgeted``, ``recorded``, ...) with options."""
+    import importlib
+
+    if name not in STRATEGIES:
+        raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
+    module, cls = STRATEGIES[name].split(":")
+    return getattr(importlib.import_module(module), cls)(**options)
