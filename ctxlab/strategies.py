@@ -160,33 +160,40 @@ class RecordedStrategy:
     name: str = "recorded"
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        compaction_at = max((k for k, it in enumerate(history.items)
-                             if isinstance(it, Entry) and it.kind == "compaction"), default=None)
-        if compaction_at is None:
-            ctx = _everything(history, profile, meter)
-            return Decision(replace(ctx, budget_tokens=profile.context_window),
-                            overflow=ctx.total_tokens > profile.context_window)
-        entry = history.items[compaction_at]
-        before = history.items[:compaction_at]
-        first_kept = entry.data.get("first_kept_id")
-        start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
-        kept = [it for it in before[start:] if isinstance(it, Message)]
-        after = [it for it in history.items[compaction_at + 1:] if isinstance(it, Message)]
-        summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
-                          id=f"summary:{entry.id}", origin="compact_summary", thread=call.thread)
-        messages = (summary, *kept, *after)
-        notes = [f"recorded compaction {entry.id!r}: {len(kept)} messages kept from before it"]
-        # Re-validate pairing: a kept tool result whose call was summarised away would be an orphan.
-        # (Calls that never got a result are build_context's business: the declared treatment.)
-        bad = sorted({o.message_id for o in find_orphans(messages) if o.kind == "result_without_call"})
-        if bad:
-            messages = tuple(m for m in messages if m.id not in bad)
-            notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(bad)}")
-        view = Conversation(history.id, messages, history.system, history.tools, model=history.model,
-                            provider=history.provider, inferred_head_tokens=history.inferred_head_tokens)
+        view, _, notes = compacted_view(history)
         ctx = _everything(view, profile, meter)
         return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
                         overflow=ctx.total_tokens > profile.context_window)
+
+
+def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, list[str]]:
+    """The history as the model sees it after its newest compaction entry (recorded or ctxlab's).
+
+    ``[m1 m2 m3 C(summary, first_kept=m3) m4]`` → ``[summary, m3, m4]``, the summary as a user message
+    (as pi and Claude Code send it). Returns the view, the compaction entry (None if there is none)
+    and notes. A kept tool result whose call was summarised away would be an orphan: it is removed
+    and named in the notes (calls that never got a result are build_context's declared treatment).
+    """
+    at = max((k for k, it in enumerate(history.items) if isinstance(it, Entry) and it.kind == "compaction"),
+             default=None)
+    if at is None:
+        return history, None, []
+    entry = history.items[at]
+    before = history.items[:at]
+    first_kept = entry.data.get("first_kept_id")
+    start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
+    kept = [it for it in before[start:] if isinstance(it, Message)]
+    after = [it for it in history.items[at + 1:] if isinstance(it, Message)]
+    summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
+                      id=f"summary:{entry.id}", origin="compact_summary", thread=entry.thread)
+    messages = (summary, *kept, *after)
+    origin = entry.data.get("origin", "recorded")
+    notes = [f"{origin} compaction {entry.id!r}: {len(kept)} messages kept from before it"]
+    bad = sorted({o.message_id for o in find_orphans(messages) if o.kind == "result_without_call"})
+    if bad:
+        messages = tuple(m for m in messages if m.id not in bad)
+        notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(bad)}")
+    return replace(history, items=messages), entry, notes
 
 
 # name -> "module:Class" of every strategy; the later chapters' strategies live beside their ideas
