@@ -180,7 +180,8 @@ class ToolSpec:
     parameters: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
-EntryKind = Literal["compaction", "model_change", "thinking_level_change", "title", "paged_result", "note"]
+EntryKind = Literal["compaction", "model_change", "thinking_level_change", "title", "paged_result", "pruned_result",
+                    "note"]
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,9 @@ class Entry:
 
     ``data`` shapes by kind: compaction ``{"summary": str, "first_kept_id": str | None,
     "tokens_before": int | None, "origin": "recorded" | "ctxlab"}``; model_change ``{"provider", "model"}``;
-    thinking_level_change ``{"level"}``; title ``{"title"}``.
+    thinking_level_change ``{"level"}``; title ``{"title"}``; paged_result / pruned_result
+    ``{"message_id", "replacement": <message as a codec dict>, ...}`` — the message the context shows
+    from then on in place of the original (which the session keeps unchanged).
     """
 
     kind: EntryKind

@@ -149,8 +149,8 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         history = Conversation(conversation.id, tuple(items), conversation.system, conversation.tools,
                                model=call_model, provider=call_provider, inferred_head_tokens=heads[key])
         decision: Decision = strategy.decide(history, call, profile, meter)
-        for entry in decision.new_entries:
-            added.setdefault(call.thread, []).append((len(items), entry))
+        for j, entry in enumerate(decision.new_entries):  # appended after this call's history, in order
+            added.setdefault(call.thread, []).append((len(items) + j, entry))
             result.new_entries.append(entry)
         request = render_blocks(decision.context, call_provider, call_model, meter, call.thinking,
                                 cache=render_cache)

@@ -166,6 +166,23 @@ class RecordedStrategy:
                         overflow=ctx.total_tokens > profile.context_window)
 
 
+def substituted(history: Conversation) -> Conversation:
+    """The history with each pruned or paged tool result replaced by what the context shows instead.
+
+    A ``paged_result`` / ``pruned_result`` entry carrying a ``replacement`` names the message it
+    stands in for; the original stays in the session, untouched.
+    """
+    from .codec import message_from_dict
+
+    swaps = {it.data["message_id"]: it.data["replacement"] for it in history.items
+             if isinstance(it, Entry) and it.kind in ("paged_result", "pruned_result") and "replacement" in it.data}
+    if not swaps:
+        return history
+    items = tuple(message_from_dict(swaps[it.id]) if isinstance(it, Message) and it.id in swaps else it
+                  for it in history.items)
+    return replace(history, items=items)
+
+
 def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, list[str]]:
     """The history as the model sees it after its newest compaction entry (recorded or ctxlab's).
 
@@ -174,6 +191,7 @@ def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, l
     and notes. A kept tool result whose call was summarised away would be an orphan: it is removed
     and named in the notes (calls that never got a result are build_context's declared treatment).
     """
+    history = substituted(history)
     at = max((k for k, it in enumerate(history.items) if isinstance(it, Entry) and it.kind == "compaction"),
              default=None)
     if at is None:
@@ -182,7 +200,8 @@ def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, l
     before = history.items[:at]
     first_kept = entry.data.get("first_kept_id")
     start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
-    kept = [it for it in before[start:] if isinstance(it, Message)]
+    pinned = set(entry.data.get("pinned_ids", ()))  # kept verbatim although older than first_kept
+    kept = [it for k, it in enumerate(before) if isinstance(it, Message) and (k >= start or it.id in pinned)]
     after = [it for it in history.items[at + 1:] if isinstance(it, Message)]
     summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
                       id=f"summary:{entry.id}", origin="compact_summary", thread=entry.thread)
