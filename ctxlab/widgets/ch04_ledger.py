@@ -35,7 +35,6 @@ from ..messages import Conversation, Entry
 from ..profiles import profile_for
 from ..render import prefix_diff
 from ..replay import ReplayResult, model_calls, replay
-from ..strategies import STRATEGY_NAMES
 from ._plots import show_in
 
 # ---- the texts' three calls ------------------------------------------------------------------------
@@ -85,8 +84,8 @@ def example_calls(provider: str = "anthropic", sizes: Sequence[int] = (4_480, 38
     out = []
     for k, pieces in enumerate(example_pieces(sizes)):
         o = sim.request(request_from_sizes(pieces, model=model, provider=provider), k * gap_s)
-        c = prices.cost(model, provider, uncached_input_tokens=o.uncached_input_tokens, cache_read_tokens=o.cache_read_tokens,
-                        cache_write_tokens=o.cache_write_tokens, output_tokens=0)
+        c = prices.cost(model, provider, uncached_input_tokens=o.uncached_input_tokens,
+                        cache_read_tokens=o.cache_read_tokens, cache_write_tokens=o.cache_write_tokens, output_tokens=0)
         plain = prices.cost(model, provider, uncached_input_tokens=o.total_input_tokens, cache_read_tokens=0,
                             cache_write_tokens=0, output_tokens=0)
         out.append(ExampleCall(k + 1, provider, model, o.total_input_tokens, o.cache_read_tokens, o.cache_write_tokens,
@@ -107,7 +106,7 @@ def _later(stamp: str, delta: timedelta) -> str:
 
 
 def with_pause(conversation: Conversation, before_call: int, minutes: float, thread: str | None = None) -> Conversation:
-    """A copy of ``conversation`` with a pause of ``minutes`` before model call ``before_call`` (1-based, in ``thread``).
+    """A copy of ``conversation`` with a pause of ``minutes`` before call ``before_call`` (1-based, in ``thread``).
 
     Everything recorded after the previous call's response moves ``minutes`` later, and a ``note``
     entry marks the break (so the pause shows even when the call follows that response directly).
@@ -169,7 +168,8 @@ def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float = 300.0) -> list[
         if r.total_input_tokens and r.hit_rate < below:
             minimum = rule_for(r.model, r.provider).min_tokens
             causes = ["first call"] if prompt is None else []
-            causes += [f"previous prompt below the {minimum:,} minimum"] if prompt is not None and prompt < minimum else []
+            if prompt is not None and prompt < minimum:
+                causes.append(f"previous prompt below the {minimum:,} minimum")
             causes += [f"gap over the {ttl_s / 60:g}-min TTL"] if gap is not None and gap > ttl_s else []
             causes += [r.note] if r.note else []
             out.append((r.call, "" if gap is None else f"{gap:,.0f} s", r.total_input_tokens, r.cache_read_tokens,
@@ -241,6 +241,15 @@ SAVING_COLUMNS = ("ledger", "calls", "prompt tokens", "read", "written", "cost",
 
 # ---- what a dropping strategy does to the cache ------------------------------------------------------
 
+def call_pairs(result: ReplayResult) -> list[tuple[Any, Any]]:
+    """(CallRecord, LedgerRow) per recorded model call, in ledger order. Rows of a strategy's own side calls
+    (a summary, later chapters) carry no message id and are left out: they are in the totals, not here."""
+    rows = [r for r in result.ledger.rows if r.message_id is not None]
+    if len(rows) != len(result.records):
+        raise ValueError(f"{len(result.records)} calls but {len(rows)} ledger rows with a message id")
+    return list(zip(result.records, rows))
+
+
 def _head_tokens(request: Any) -> int:
     return sum(b.tokens for b in request.blocks if b.kind in ("tools", "system"))
 
@@ -263,11 +272,13 @@ class CollapseCall:
     cache_read_tokens: int
     cache_write_tokens: int
     dropped_messages: int  # messages the previous call sent that this one does not
+    unchanged_tokens: int  # tokens before the first block that differs from the previous call's request
 
 
 @dataclass(frozen=True)
 class Collapse:
-    """Measured on one replay: calls that dropped history, what they read, and hit rates before / after the first drop."""
+    """Measured on one replay: the calls that dropped history, what they read, and the hit rates (token-weighted)
+    before and after the first drop."""
 
     calls: tuple[CollapseCall, ...]
     first_drop: int | None  # call number
@@ -283,6 +294,11 @@ class Collapse:
         return sum(c.cache_read_tokens <= c.head_tokens for c in self.drops)
 
     @property
+    def drops_reading_at_most_unchanged(self) -> int:
+        """Drops that read no more than the unchanged start (the head, plus a pinned message kept in front)."""
+        return sum(c.cache_read_tokens <= c.unchanged_tokens for c in self.drops)
+
+    @property
     def after_without_drop(self) -> tuple[CollapseCall, ...]:
         """Calls after the first drop that dropped nothing: they append, and the cache works again."""
         return tuple(c for c in self.calls if self.first_drop and c.call > self.first_drop and not c.dropped_messages)
@@ -294,15 +310,16 @@ class Collapse:
 
 
 def collapse(result: ReplayResult) -> Collapse:
-    """Per call: the head, the read, the messages dropped since the previous call (same thread). Chapter 04."""
-    out, last = [], {}  # last: thread -> message ids of its previous request
-    for rec, row in zip(result.records, result.ledger.rows):
-        ids = _message_ids(rec.request)
-        before = last.get(row.thread)
-        dropped = len(set(before) - set(ids)) if before is not None else 0
-        last[row.thread] = ids
+    """Per call: the head, the read, the messages dropped since the previous call (same thread) and the tokens
+    before the first block that changed. Chapter 04."""
+    out, last = [], {}  # last: thread -> its previous request
+    for rec, row in call_pairs(result):
+        ids, before = _message_ids(rec.request), last.get(row.thread)
+        dropped = len(set(_message_ids(before)) - set(ids)) if before is not None else 0
+        unchanged = prefix_diff(before, rec.request).shared_tokens if before is not None else 0
+        last[row.thread] = rec.request
         out.append(CollapseCall(row.call, _head_tokens(rec.request), row.total_input_tokens, row.cache_read_tokens,
-                                row.cache_write_tokens, dropped))
+                                row.cache_write_tokens, dropped, unchanged))
     first = next((c.call for c in out if c.dropped_messages), None)
 
     def rate(cs: list[CollapseCall]) -> float:
@@ -326,19 +343,24 @@ def read_fidelity_table(path: str | Path = FIDELITY_TABLE) -> list[dict[str, str
 
 # ---- the widget -----------------------------------------------------------------------------------------
 
+# This chapter's strategies (ctxlab.strategies.STRATEGY_NAMES grows as later chapters add theirs).
+STRATEGIES = ("full", "sliding", "budgeted", "recorded")
 MODELS = ("as recorded", "claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4.1", "gpt-5.1")
 PROVIDERS = ("anthropic", "openai")
 
 
 def _event(reason: str) -> str:
-    """A cache outcome's reason in a word or two: ``"miss: expired after 952 s (ttl 300)"`` → ``"expired"``."""
-    for key, word in (("lookback", "hit, lookback"), ("hit", "hit"), ("cold", "cold"), ("expired", "expired"),
-                      ("below minimum", "below minimum"), ("model changed", "model changed"),
-                      ("thinking changed", "thinking changed"), ("parallel", "parallel"),
-                      ("no breakpoint", "no breakpoint"), ("no documented", "no caching")):
-        if key in reason and (key != "hit" or reason.startswith("hit")):
-            return word
-    return "miss"
+    """A cache outcome's reason in a word or two: ``"miss: expired after 952 s (ttl 300)"`` → ``"expired"``;
+    a read that stopped short of an entry the 20-block lookback could not reach gets ``", lookback"``."""
+    if reason.startswith("hit"):
+        word = "hit"
+    else:
+        word = next((w for key, w in (("lookback", "lookback"), ("cold", "cold"), ("expired", "expired"),
+                                      ("below minimum", "below minimum"), ("model changed", "model changed"),
+                                      ("thinking changed", "thinking changed"), ("parallel", "parallel"),
+                                      ("no breakpoint", "no breakpoint"), ("no documented", "no caching"))
+                     if key in reason), "miss")
+    return word + (", lookback" if word == "hit" and "lookback" in reason else "")
 
 
 @dataclass(frozen=True)
@@ -448,7 +470,7 @@ class LedgerWidget:
         n = max(2, sum(1 for _, c in model_calls(conversation) if c.thread == self._thread()))
         top = max(200_000, own.context_window if own.context_window <= 1_000_000 else 200_000)
         style = {"description_width": "initial"}
-        self.strategy = W.Dropdown(options=list(STRATEGY_NAMES), value=strategy, description="strategy")
+        self.strategy = W.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy")
         self.provider = W.Dropdown(options=list(PROVIDERS), value=provider, description="cache rules")
         self.model = W.Dropdown(options=list(models), value=models[0], description="model")
         self.window = W.IntSlider(value=window or min(own.context_window, top), min=5_000, max=top, step=5_000,
@@ -519,7 +541,7 @@ class LedgerWidget:
             return LedgerState(*head, 0, 0, 0, 0, 0, 0, 0.0, None, 0, 0, (), str(err))
         drops = {c.call: c.dropped_messages for c in collapse(result).calls}
         rows = []
-        for rec, r in zip(result.records, result.ledger.rows):
+        for rec, r in call_pairs(result):
             event = _event(rec.outcome.reason)
             event += f", dropped {drops[r.call]}" if drops.get(r.call) else ""
             event += ", overflow" if r.overflow else ""
@@ -554,7 +576,7 @@ class LedgerWidget:
     def compare(self, window: int, provider: str | None = None, model: str | None = None) -> list[LedgerState]:
         """The four strategies under one window (the other settings as the controls stand, no pause)."""
         return [self.compute(s, provider or self.provider.value, model or self.model.value, window)
-                for s in STRATEGY_NAMES]
+                for s in STRATEGIES]
 
     def contrast_window(self, step: int = 5_000) -> int:
         """A window where the strategies differ: half the largest prompt ``full`` sends (rounded up to
@@ -597,10 +619,13 @@ class LedgerWidget:
             self.table.value = ""
         else:
             cost = "unpriced" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
+            vendor = profile_for(s.model).provider if s.model != "as recorded" else s.provider
+            what_if = (f" <i>(a what-if: {html.escape(s.model)} is not served under {s.provider}'s rules)</i>"
+                       if vendor in PROVIDERS and vendor != s.provider else "")
             self.label.value = (f"<b>{s.strategy}</b> under {s.provider}'s cache rules, model {html.escape(s.model)}, "
                                 f"window {s.window:,}: {s.calls} calls, cost <b>{cost}</b>, hit rate "
                                 f"<b>{100 * s.hit_rate:.1f}%</b> (token-weighted), {s.overflow_calls} over the window, "
-                                f"{s.dropped_calls} dropped history")
+                                f"{s.dropped_calls} dropped history{what_if}")
             result = self.result(**self.settings())
             show_in(self.plot, result.ledger.figure(f"{s.strategy} · {s.provider} rules · window {s.window:,}"))
             self.table.value = ("<pre style='max-height:260px;overflow:auto;font-size:11px'>"
@@ -614,9 +639,10 @@ class LedgerWidget:
             return
         where = "nothing differs: the request only appends" if d.index is None else \
             f"first differing block: #{d.index} ({html.escape(d.old_block)} → {html.escape(d.new_block)})"
-        self.diff_view.value = (f"<b>prefix diff, call {d.call} against call {d.previous}</b>: {html.escape(d.reason)}; "
-                                f"{where}; {d.shared_tokens:,} tokens shared.<br>cache: read {d.cache_read_tokens:,}, "
-                                f"wrote {d.cache_write_tokens:,} — {html.escape(d.cache_reason)}")
+        self.diff_view.value = (f"<b>prefix diff, call {d.call} against call {d.previous}</b>: "
+                                f"{html.escape(d.reason)}; {where}; {d.shared_tokens:,} tokens shared.<br>"
+                                f"cache: read {d.cache_read_tokens:,}, wrote {d.cache_write_tokens:,} — "
+                                f"{html.escape(d.cache_reason)}")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs)
