@@ -66,10 +66,6 @@ def _anthropic_result(msg: Message) -> dict[str, Any]:
     return block
 
 
-def _sendable_parts(msg: Message, keep_thinking: bool) -> list[Any]:
-    return [p for p in msg.parts if keep_thinking or not isinstance(p, ThinkingPart)]
-
-
 def to_anthropic_body(context: Context, model: str | None = None, breakpoints: bool = True,
                       max_tokens: int = 4096) -> dict[str, Any]:
     """The Messages API request for ``context``. Consecutive tool results become one user message.
@@ -77,9 +73,8 @@ def to_anthropic_body(context: Context, model: str | None = None, breakpoints: b
     With ``breakpoints``, ``cache_control: {"type": "ephemeral"}`` goes on the last tool, the last
     system block and the last content block of the last message, as most agents place them.
     """
-    last_user = max((i for i, m in enumerate(context.messages) if m.is_real_user), default=-1)
     messages: list[dict[str, Any]] = []
-    for i, msg in enumerate(context.messages):
+    for msg in context.messages:
         if msg.role == "tool":
             if messages and messages[-1]["role"] == "user" and messages[-1]["content"] and \
                     messages[-1]["content"][-1].get("type") == "tool_result":
@@ -87,8 +82,9 @@ def to_anthropic_body(context: Context, model: str | None = None, breakpoints: b
             else:
                 messages.append({"role": "user", "content": [_anthropic_result(msg)]})
             continue
-        keep = context.profile.thinking == "all" or (context.profile.thinking == "current_turn" and i > last_user)
-        content = [_anthropic_part(p) for p in _sendable_parts(msg, keep)]
+        # Thinking goes back as recorded (signatures intact), as agents send it: the API needs it in
+        # the current tool loop and ignores earlier turns' thinking when it sizes the context.
+        content = [_anthropic_part(p) for p in msg.parts]
         messages.append({"role": msg.role, "content": content or [{"type": "text", "text": ""}]})
     tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
     system = [{"type": "text", "text": s} for s in context.system]
@@ -180,13 +176,13 @@ class RenderedRequest:
         return tuple(i for i, b in enumerate(self.blocks) if b.breakpoint)
 
 
-def _message_blocks(msg: Message, provider: str, keep_thinking: bool) -> list[tuple[str, Any]]:
-    """(label, wire form) per content block of one message."""
+def _message_blocks(msg: Message, provider: str) -> list[tuple[str, Any]]:
+    """(label, wire form) per content block of one message (thinking included, as sent)."""
     if provider == "openai":
         return [(f"{msg.role} {msg.id}", _openai_message(msg))]
     if msg.role == "tool":
         return [(f"tool_result {msg.tool_call_id}", _anthropic_result(msg))]
-    parts = _sendable_parts(msg, keep_thinking)
+    parts = msg.parts
     return [(f"{msg.role} {msg.id}[{k}] {p.type}", _anthropic_part(p)) for k, p in enumerate(parts)] or \
         [(f"{msg.role} {msg.id}[0] text", {"type": "text", "text": ""})]
 
@@ -231,17 +227,21 @@ class RenderCache:
 
 
 def _render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
-    """(label, wire text, digest, tokens) per block of one message; the overhead rides on the first block."""
-    wires = _message_blocks(msg, provider, keep)
+    """(label, wire text, digest, tokens) per block of one message; the overhead rides on the first block.
+
+    Earlier turns' thinking is sent (so the prefix stays byte-stable) but counts 0 tokens when the
+    profile says the provider ignores it (``keep=False``): Anthropic's documented context rule.
+    """
+    wires = _message_blocks(msg, provider)
     if len(wires) == 1:
         label, wire = wires[0]
         text = _canon(wire)
         return [(label, text, _digest(text), meter.message(msg, include_thinking=keep))]
-    parts = _sendable_parts(msg, keep)
     out = []
-    for k, (label, wire) in enumerate(wires):
+    for k, ((label, wire), part) in enumerate(zip(wires, msg.parts)):
         text = _canon(wire)
-        out.append((label, text, _digest(text), meter.part(parts[k]) + (meter.overhead(msg) if k == 0 else 0)))
+        tokens = 0 if isinstance(part, ThinkingPart) and not keep else meter.part(part)
+        out.append((label, text, _digest(text), tokens + (meter.overhead(msg) if k == 0 else 0)))
     return out
 
 

@@ -46,13 +46,22 @@ def test_openai_body_has_system_message_and_tool_calls():
     assert body["tools"][0]["type"] == "function"
 
 
-def test_earlier_thinking_is_not_sent_to_anthropic():
-    think = Message(role="assistant", parts=(ThinkingPart("secret reasoning", signature="sig"), TextPart("hi")), id="a")
+def test_thinking_is_sent_as_recorded_but_earlier_turns_count_nothing():
+    think = Message(role="assistant", parts=(ThinkingPart("secret reasoning " * 20, signature="sig"), TextPart("hi")), id="a")
     c = Conversation("c", (user("q1", "u1"), think, user("q2", "u2"), replace(think, id="b")))
     body = to_anthropic_body(build_context(c, profile=CLAUDE))
     first, second = body["messages"][1]["content"], body["messages"][3]["content"]
-    assert [b["type"] for b in first] == ["text"]
-    assert [b["type"] for b in second] == ["thinking", "text"]
+    assert [b["type"] for b in first] == ["thinking", "text"] == [b["type"] for b in second]
+    assert first[0]["signature"] == "sig"
+    # the same thinking block, current turn vs an earlier turn: identical bytes (the prefix holds) ...
+    now = render_blocks(build_context(Conversation("c", c.items[:2]), profile=CLAUDE))
+    later = render_blocks(build_context(Conversation("c", c.items[:3]), profile=CLAUDE))
+    assert now.blocks[1].prefix_digest == later.blocks[1].prefix_digest
+    # ... but once a new user turn starts it no longer counts toward the context (Anthropic's rule)
+    from ctxlab.tokens import MessageMeter
+    meter = MessageMeter(CLAUDE)
+    assert now.blocks[1].tokens == meter.overhead(think) + meter.part(think.parts[0])
+    assert later.blocks[1].tokens == meter.overhead(think)  # the thinking itself counts 0
 
 
 def test_blocks_add_up_to_the_context_count():
