@@ -1,0 +1,209 @@
+"""Compaction: rarely, and in one big batch, fold old history into a summary.
+
+The texts' rule: when the context reaches 80% of the window, summarise the oldest history in one
+go, down to under 50%; between compactions, only append, so the prefix — and the cache — stays
+stable. Each compaction is a session **entry** (summary, first kept message, tokens before and
+after, every message the summary now stands for), never an edit of the history; the next calls
+see the history through it (``strategies.compacted_view``).
+
+Per call, :class:`CompactionStrategy` does:
+
+1. **meter** the context as it would be sent: by counting everything (``metering="count"``), or
+   as real agents do, from the size of the previous request plus a chars/4 estimate of what was
+   added since (``metering="usage"``);
+2. under ``trigger_ratio`` x window: send it as it is;
+3. else compute the **floor** — tools + system + the newest user message + the newest unit + room
+   for the summary — and the target, ``max(target_ratio x window, floor)``. If the floor itself is
+   over the budget, shrink the newest unit's tool results once (prune to head + tail); if it still
+   does not fit, raise :class:`CompactionError` — one attempt, never a loop;
+4. keep the newest units backwards while they fit the target; summarise everything older together
+   with the previous summary (a summary of a summary keeps the earlier one's sources), as a model
+   call of its own (a side call with a ledger row); record the compaction entry;
+5. nothing new to summarise → no compaction (reported); above target afterwards → reported.
+
+Simplified on purpose: one compaction at most per call; the summary goes in as the first user
+message, as pi and Claude Code place it. Taught in chapter 07.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .context import BudgetPolicy, Context, build_context
+from .errors import BudgetError
+from .interactions import Unit, group_units
+from .messages import Conversation, Entry, Message, TextPart, user
+from .profiles import ModelProfile
+from .strategies import Call, Decision, SideCall, compacted_view
+from .tokens import CharsPerTokenCounter, MessageMeter
+
+SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
+                       "requests, constraints and decisions, files read and changed, commands run, errors, "
+                       "and the steps still open. Keep exact paths, codes and numbers.")
+
+
+class CompactionError(BudgetError):
+    """Even the floor — tools, system, newest user message, newest unit (its results shrunk) — is over budget."""
+
+
+@dataclass(frozen=True)
+class CompactionPolicy:
+    """When and how far to compact. Ratios of the context window; ``summary_share`` of the target
+    is kept free for the summary itself."""
+
+    trigger_ratio: float = 0.8
+    target_ratio: float = 0.5
+    input_ratio: float = 0.9
+    summary_share: float = 0.1
+    metering: Literal["count", "usage"] = "count"
+
+
+def _everything(view: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
+    return build_context(view, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
+
+
+@dataclass
+class CompactionStrategy:
+    """Compact at ``trigger_ratio`` down to ``target_ratio``; freeze the summary in between.
+
+    State per thread: the previous request's size and message ids (for usage-anchored metering).
+    ``summarizer`` is anything with ``summarize(messages, previous) -> obj with .text, .sources``;
+    the rule-based one by default.
+    """
+
+    policy: CompactionPolicy = field(default_factory=CompactionPolicy)
+    summarizer: Any = None
+    name: str = "compaction"
+    last_request: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)  # thread -> (tokens, ids)
+
+    def _summarizer(self) -> Any:
+        if self.summarizer is None:
+            from .summary import RuleBasedSummarizer  # the default; any Summarizer works
+            self.summarizer = RuleBasedSummarizer()
+        return self.summarizer
+
+    def metered(self, ctx: Context, call: Call, meter: MessageMeter) -> int:
+        """The context size the trigger sees: counted, or anchored on the previous request's size."""
+        previous = self.last_request.get(call.thread)
+        if self.policy.metering == "count" or previous is None:
+            return ctx.total_tokens
+        tokens, ids = previous
+        estimate = CharsPerTokenCounter(4)  # the texts' cheap estimator for what was added since
+        added = [m for m in ctx.messages if m.id not in ids]
+        output = call.message.usage.output_tokens if call.message.usage else 0
+        return tokens + output + sum(estimate.count(m.text) + meter.overhead(m) for m in added)
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        view, entry, notes = compacted_view(history)
+        ctx = _everything(view, profile, meter)
+        size = self.metered(ctx, call, meter)
+        window = profile.context_window
+        if size <= self.policy.trigger_ratio * window:
+            return self._send(ctx, call, notes, profile)
+        return self._compact(view, entry, ctx, size, call, profile, meter, notes)
+
+    def _send(self, ctx: Context, call: Call, notes: list[str], profile: ModelProfile,
+              **extra: Any) -> Decision:
+        self.last_request[call.thread] = (ctx.total_tokens, frozenset(m.id for m in ctx.messages))
+        budget = profile.budget_tokens(self.policy.input_ratio)
+        over = ctx.total_tokens > profile.context_window
+        if over:
+            notes = notes + [f"overflow: {ctx.total_tokens:,} > window {profile.context_window:,}"]
+        return Decision(replace(ctx, budget_tokens=budget), notes=tuple(notes), overflow=over, **extra)
+
+    def _compact(self, view: Conversation, entry: Entry | None, ctx: Context, size: int, call: Call,
+                 profile: ModelProfile, meter: MessageMeter, notes: list[str]) -> Decision:
+        window, budget = profile.context_window, profile.budget_tokens(self.policy.input_ratio)
+        head = ctx.total_tokens - ctx.message_tokens  # tools + system + inferred head + request overhead
+        summary_msg = [m for m in view.messages if m.origin == "compact_summary"]
+        body = [m for m in view.messages if m.origin not in ("compact_summary", "meta")]
+        units = group_units(body)
+        tokens = [sum(meter.message(m) for m in u.messages) for u in units]
+        pinned = max((u.index for u in units if u.first.is_real_user), default=None)
+        newest = units[-1].index
+        reserve = int(self.policy.summary_share * self.policy.target_ratio * window)
+        floor = head + reserve + tokens[newest] + (tokens[pinned] if pinned not in (None, newest) else 0)
+        shrunk_entries: tuple[Entry, ...] = ()
+        if floor > budget:
+            units, tokens, shrunk, shrunk_entries = self._shrink_newest(units, tokens, floor - budget, meter)
+            floor -= shrunk
+            view = replace(view, items=(*view.items, *shrunk_entries))
+            notes.append(f"the floor was over the budget: the newest unit's tool results were pruned by {shrunk:,} tokens")
+            if floor > budget:
+                raise CompactionError(
+                    f"Compaction cannot help: the floor (tools + system {head:,}, summary room {reserve:,}, newest "
+                    f"unit {tokens[newest]:,}, newest user message) needs {floor:,} tokens after shrinking the "
+                    f"newest tool results once, over the budget of {budget:,} (window {window:,}). Raise the "
+                    "window or shorten the system prompt or tools.", needed=floor, budget=budget)
+        target = max(int(self.policy.target_ratio * window), floor)
+        room = target - floor
+        first_kept = newest
+        for u in reversed(units[:newest]):
+            if u.index == pinned:
+                continue
+            if tokens[u.index] > room:
+                break
+            room -= tokens[u.index]
+            first_kept = u.index
+        dropped = [m for u in units[:first_kept] if u.index != pinned for m in u.messages]
+        if not dropped:
+            notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
+            if shrunk_entries:  # the pruned newest results are all that changed
+                ctx = _everything(compacted_view(view)[0], profile, meter)
+            return self._send(ctx, call, notes, profile, new_entries=shrunk_entries)
+
+        previous = entry.data.get("summary") if entry else None
+        summary = self._summarizer().summarize(dropped, previous)
+        sources = sorted(set(entry.data.get("sources", ()) if entry else ()) | {m.id for m in dropped}
+                         | {m.id for m in summary_msg})
+        kept_pinned = [units[pinned].first.id] if pinned is not None and pinned < first_kept else []
+        new_entry = Entry("compaction", f"compaction:{call.thread}:{call.index}", thread=call.thread, data={
+            "summary": summary.text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
+            "tokens_before": ctx.total_tokens, "sources": sources, "origin": "ctxlab"})
+        after_view, _, _ = compacted_view(replace(view, items=(*view.items, new_entry)))
+        after = _everything(after_view, profile, meter)
+        new_entry = replace(new_entry, data={**new_entry.data, "tokens_after": after.total_tokens})
+        new_entries = (*shrunk_entries, new_entry)
+        notes.append(f"compacted {len(dropped)} messages: {ctx.total_tokens:,} → {after.total_tokens:,} tokens "
+                     f"(trigger {self.policy.trigger_ratio:.0%}, target {target:,})")
+        if after.total_tokens > target:
+            notes.append(f"above target after compaction: {after.total_tokens:,} > {target:,}")
+        side = self._summary_call(ctx, view, dropped, summary.text, profile, meter)
+        return self._send(after, call, notes, profile, new_entries=new_entries, side_calls=(side,))
+
+    def _shrink_newest(self, units: list[Unit], tokens: list[int], excess: int, meter: MessageMeter
+                       ) -> tuple[list[Unit], list[int], int, tuple[Entry, ...]]:
+        """Prune the newest unit's tool results, once, by ``excess`` tokens in all (never below 64 each).
+
+        Returns the new units and counts, the tokens saved, and one ``pruned_result`` entry per result
+        (the session keeps the original; the context shows the pruned one from now on).
+        """
+        from .codec import message_to_dict
+        from .pruning import prune_message
+
+        newest = units[-1]
+        results = [m for m in newest.messages if m.role == "tool"]
+        big = sum(meter.message(m) for m in results)
+        if not results or big == 0:
+            return units, tokens, 0, ()
+        swaps = {}
+        for m in results:  # each result gives up its share of the excess, from its text
+            cut = -(-excess * meter.message(m) // big)  # ceil
+            swaps[m.id] = prune_message(m, max(64, meter.message(m) - meter.overhead(m) - cut), meter.counter)
+        shrunk = tuple(swaps.get(m.id, m) for m in newest.messages)
+        new_tokens = sum(meter.message(m) for m in shrunk)
+        entries = tuple(Entry("pruned_result", f"pruned:{mid}", thread=m.thread,
+                              data={"message_id": mid, "replacement": message_to_dict(m), "reason": "floor over budget"})
+                        for mid, m in swaps.items())
+        return units[:-1] + [replace(newest, messages=shrunk)], tokens[:-1] + [new_tokens], tokens[-1] - new_tokens, entries
+
+    def _summary_call(self, ctx: Context, view: Conversation, dropped: list[Message], text: str,
+                      profile: ModelProfile, meter: MessageMeter) -> SideCall:
+        """The summary is a model call: on the cached prefix when it fits the window, else a fresh request."""
+        ask = user(SUMMARY_INSTRUCTION, f"summary-request:{len(view.items)}", origin="synthetic")
+        on_prefix = ctx.total_tokens + meter.message(ask) <= profile.context_window
+        items = (*view.items, ask) if on_prefix else (*dropped, ask)
+        request = _everything(replace(view, items=tuple(items)), profile, meter)
+        how = "on the cached prefix" if on_prefix else "fresh (the prefix is over the window)"
+        return SideCall("summary", request, max(1, meter.text(text)), how)
