@@ -221,6 +221,10 @@ STRATEGIES: dict[str, str] = {
     "sliding": "ctxlab.strategies:SlidingStrategy",
     "budgeted": "ctxlab.strategies:BudgetedStrategy",
     "recorded": "ctxlab.strategies:RecordedStrategy",
+    "pruned": "ctxlab.pruning:PrunedStrategy",
+    "paged": "ctxlab.paging:PagedStrategy",
+    "budgeted+summary": "ctxlab.summary:BudgetedSummaryStrategy",
+    "compaction": "ctxlab.compaction:CompactionStrategy",
 }
 STRATEGY_NAMES = tuple(STRATEGIES)
 
