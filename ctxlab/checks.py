@@ -11,7 +11,7 @@ Rules (each violation names its rule):
 * ``budget`` — total tokens within the budget under the strategy's own counter (strategies that
   do not promise a budget, ``full`` and ``recorded``, report overflows in the ledger instead);
 * ``head`` — the system prompt and tools are the conversation's, first and unchanged (a strategy
-  that adds a summary block may append it after them);
+  may append after them: a summary block to the system prompt, a ``read_page`` tool to the tools);
 * ``newest_user`` — the newest real user message of the history is in the context, unless a
   recorded or ctxlab compaction summarised it;
 * ``not_empty`` — at least one message;
@@ -50,7 +50,7 @@ def check_context(context: Context, history: Conversation, strategy: str = "budg
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
     base = len(history.system)
-    if context.system[:base] != history.system or context.tools != history.tools:
+    if context.system[:base] != history.system or context.tools[:len(history.tools)] != history.tools:
         found.append(Violation("head", "the system prompt or the tools differ from the conversation's"))
     users = [m for m in history.messages if m.is_real_user]
     summarised = any(m.origin == "compact_summary" for m in context.messages) or len(context.system) > base

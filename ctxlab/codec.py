@@ -179,7 +179,8 @@ def message_from_dict(d: dict[str, Any]) -> Message:
     )
 
 
-_ENTRY_KINDS = ("compaction", "model_change", "thinking_level_change", "title", "paged_result", "note")
+_ENTRY_KINDS = ("compaction", "model_change", "thinking_level_change", "title", "paged_result", "pruned_result",
+                "note")
 
 
 def entry_to_dict(entry: Entry) -> dict[str, Any]:

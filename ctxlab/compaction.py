@@ -33,7 +33,7 @@ from typing import Any, Literal
 from .context import BudgetPolicy, Context, build_context
 from .errors import BudgetError
 from .interactions import Unit, group_units
-from .messages import Conversation, Entry, Message, TextPart, user
+from .messages import Conversation, Entry, Message, user
 from .profiles import ModelProfile
 from .strategies import Call, Decision, SideCall, compacted_view
 from .tokens import CharsPerTokenCounter, MessageMeter

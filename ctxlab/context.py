@@ -186,6 +186,8 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         head_t = inferred.tokens if inferred else 0
     if head_t:
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
+        if conversation.tools:  # a tool a strategy added (read_page): the head already holds the tool-use prompt
+            tools_t -= profile.tool_system_tokens
     fixed = tools_t + system_t + head_t + profile.per_request_tokens
     if fixed > budget:
         raise BudgetError(

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 from .cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
 from .context import Context
-from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
 from .tokens import MessageMeter, tools_tokens
 
 
@@ -266,7 +266,7 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
                                                     "parameters": t.parameters}} for t in context.tools])
     for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
         t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
-        t += context.profile.tool_system_tokens if k == 0 else 0
+        t += context.profile.tool_system_tokens if k == 0 and not context.head_tokens else 0  # see build_context
         head.append(("tools", f"tool {spec.name}", wire, t))
     if provider == "openai" and context.system:
         head.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},

@@ -17,7 +17,7 @@ Taught in chapter 04.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass, replace
 import pytest
 
 from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
-from ctxlab.messages import Conversation, Entry, ToolSpec, Usage, assistant, tool_result, user
+from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
 from ctxlab.profiles import profile_for, with_window
 from ctxlab.replay import model_calls, replay
-from ctxlab.strategies import Call, compacted_view
+from ctxlab.strategies import compacted_view
 from ctxlab.tokens import MessageMeter
 
 
@@ -112,7 +112,6 @@ def test_after_two_compactions_every_message_is_visible_or_covered():
     result = replay(conv, CompactionStrategy(summarizer=CountingSummarizer()), window=12_000)
     done = compactions(result)
     assert len(done) >= 2
-    last = result.records[-1]
     history = replace(conv, items=(*conv.items[:-1], *done))
     view, entry, _ = compacted_view(history)
     visible = {m.id for m in view.messages}

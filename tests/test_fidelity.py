@@ -169,7 +169,6 @@ def test_end_to_end_on_a_synthetic_session_with_known_prompts():
 
     profile = profile_for("gpt-4o")
     msgs = [user("read both files", "u")]
-    usage_msgs = []
     for r in range(4):
         a = assistant("", f"a{r}", calls=((f"c{r}", "read_file", {"path": f"f{r}"}),), model="gpt-4o", provider="openai")
         msgs += [a, tool_result(f"c{r}", "line\n" * 300, f"t{r}")]

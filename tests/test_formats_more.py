@@ -6,7 +6,7 @@ import json
 import re
 import subprocess
 import sys
-from collections import Counter, deque
+from collections import Counter
 from pathlib import Path
 
 import pytest

@@ -6,7 +6,7 @@ import pytest
 
 from ctxlab.errors import OrphanError
 from ctxlab.interactions import STUB_TEXT, find_orphans, group_units, provider_error
-from ctxlab.messages import Message, TextPart, assistant, tool_result, user
+from ctxlab.messages import assistant, tool_result, user
 from dataclasses import replace
 
 

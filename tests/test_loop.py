@@ -58,7 +58,7 @@ def test_small_window_compacts_and_the_session_file_only_grows(tmp_path):
     manager = ContextManager(session, CompactionStrategy(), model="claude-sonnet-4-5",
                              profile=with_window(profile_for("claude-sonnet-4-5"), 12_000))
     manager.add_user("Read every module. Never edit files.")
-    sizes, digests = [], []
+    sizes = []
     for step in range(14):
         before = (tmp_path / "run.jsonl").read_bytes()
         request = manager.next_request()
