@@ -65,6 +65,16 @@ from .replay import ReplayResult, model_calls, replay
 from .strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
                          Strategy, get_strategy)
 
+# ---- pruning, paging, summaries, compaction (chapters 05-08) ----
+from .compaction import CompactionError, CompactionPolicy, CompactionStrategy
+from .facts import Fact, FactReport, fact_retention, load_facts
+from .loop import ContextManager, Request, neutral_usage
+from .paging import READ_PAGE_TOOL, PagedStrategy, PageError, PageStore, PagingPolicy, execute_read_page, page_message
+from .pipeline import PipelineStrategy
+from .pruning import ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message, prune_text
+from .summary import (BudgetedSummaryStrategy, LLMSummarizer, RuleBasedSummarizer, Summarizer, Summary,
+                      placement_experiment, summary_call)
+
 # ---- plumbing: sessions, transcript readers, prices ----
 from .formats import detect, load
 from .prices import cost, price_for
@@ -96,4 +106,13 @@ __all__ = [
     "BudgetedStrategy", "Call", "Decision", "FullStrategy", "RecordedStrategy", "SlidingStrategy", "Strategy",
     "get_strategy", "Violation", "check_context", "CalibrationReport", "measure_calibration",
     "end_to_end", "structural",
+    # pruning and paging (chapter 05)
+    "ArrivalCap", "PruneBudgetError", "PrunedStrategy", "PrunedText", "prune_message", "prune_text",
+    "READ_PAGE_TOOL", "PagedStrategy", "PageError", "PageStore", "PagingPolicy", "execute_read_page", "page_message",
+    # summaries and facts (chapter 06)
+    "BudgetedSummaryStrategy", "LLMSummarizer", "RuleBasedSummarizer", "Summarizer", "Summary",
+    "placement_experiment", "summary_call", "Fact", "FactReport", "fact_retention", "load_facts",
+    # compaction, the pipeline, the agent loop (chapters 07-08)
+    "CompactionError", "CompactionPolicy", "CompactionStrategy", "PipelineStrategy",
+    "ContextManager", "Request", "neutral_usage",
 ]

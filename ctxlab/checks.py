@@ -11,7 +11,8 @@ Rules (each violation names its rule):
 * ``budget`` — total tokens within the budget under the strategy's own counter (strategies that
   do not promise a budget, ``full`` and ``recorded``, report overflows in the ledger instead);
 * ``head`` — the system prompt and tools are the conversation's, first and unchanged (a strategy
-  may append after them: a summary block to the system prompt, a ``read_page`` tool to the tools);
+  may append after them: a summary to the system prompt — as its own block or at the end of the
+  last one — and a ``read_page`` tool to the tools);
 * ``newest_user`` — the newest real user message of the history is in the context, unless a
   recorded or ctxlab compaction summarised it;
 * ``not_empty`` — at least one message;
@@ -49,11 +50,18 @@ def check_context(context: Context, history: Conversation, strategy: str = "budg
     if strategy not in UNBUDGETED and context.total_tokens > context.budget_tokens:
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
+    from .summary import SUMMARY_MARKER  # how every placed summary opens
+
     base = len(history.system)
-    if context.system[:base] != history.system or context.tools[:len(history.tools)] != history.tools:
+    head = context.system[:base]
+    # a summary appended to the end of the last system block (the texts' placement) keeps the head
+    extended = bool(base) and head[:-1] == history.system[:-1] and \
+        head[-1].startswith(f"{history.system[-1]}\n\n{SUMMARY_MARKER}")
+    if (head != history.system and not extended) or context.tools[:len(history.tools)] != history.tools:
         found.append(Violation("head", "the system prompt or the tools differ from the conversation's"))
     users = [m for m in history.messages if m.is_real_user]
-    summarised = any(m.origin == "compact_summary" for m in context.messages) or len(context.system) > base
+    summarised = (any(m.origin == "compact_summary" for m in context.messages) or len(context.system) > base
+                  or extended or any(SUMMARY_MARKER in m.text for m in context.messages if m.role == "user"))
     if users and users[-1] not in context.messages and not summarised:
         found.append(Violation("newest_user", f"the newest user message {users[-1].where()} is missing"))
     if context.profile.requires_user_first and context.messages and context.messages[0].role != "user":

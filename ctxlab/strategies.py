@@ -225,6 +225,7 @@ STRATEGIES: dict[str, str] = {
     "paged": "ctxlab.paging:PagedStrategy",
     "budgeted+summary": "ctxlab.summary:BudgetedSummaryStrategy",
     "compaction": "ctxlab.compaction:CompactionStrategy",
+    "pipeline": "ctxlab.pipeline:PipelineStrategy",
 }
 STRATEGY_NAMES = tuple(STRATEGIES)
 

@@ -1,0 +1,178 @@
+"""Fact retention: of a checklist of facts, which can the model still see, call by call?
+
+A checklist is a list of short facts — a constraint the user stated, a path with a line number,
+an error code, a decision, a remaining step — each with the id of the message that first said it
+(the bundled sample's generator planted them; ``data/pi_facts.json`` was written by hand). At each
+call of a replay, a fact the history already holds is
+
+* **visible** — its text occurs verbatim in a kept message or in the system prompt;
+* **in the summary** — it occurs only inside a summary (a summary block, the summary appended to
+  the system prompt, or a compaction's summary message);
+* **paged** — it is in neither, but its message was paged, the page's handle is in the context and
+  the page holds the text: the model could read it back with ``read_page``;
+* **lost** — none of these.
+
+``facts_kept`` counts visible + in the summary. It is given at the last call and at the worst call
+(the lowest share of the facts known so far).
+
+Simplified on purpose: a fact is kept when its exact text occurs (case and spacing included); a
+paraphrase counts as lost. Taught in chapter 06.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from .messages import Conversation, Entry, Message
+from .replay import model_calls
+from .summary import PAGE_HANDLE, SUMMARY_MARKER
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One checklist item: ``text`` occurs verbatim in message ``message_id``. ``kind``: constraint,
+    path, error_code, decision, step."""
+
+    id: str
+    kind: str
+    text: str
+    message_id: str
+
+
+def load_facts(path: str | Path) -> list[Fact]:
+    """A checklist file: a JSON list of ``{"id", "kind", "text", "message_id"}``, or an object with
+    that list under ``"facts"`` (and its ``"source"`` beside it)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    items = data["facts"] if isinstance(data, dict) else data
+    return [Fact(str(f["id"]), str(f["kind"]), str(f["text"]), str(f["message_id"])) for f in items]
+
+
+def _forms(text: str) -> tuple[str, str]:
+    """``text`` as it appears in a block's JSON wire form, escaped once and twice (arguments in a string)."""
+    once = json.dumps(text, ensure_ascii=False)[1:-1]
+    return once, json.dumps(once, ensure_ascii=False)[1:-1]
+
+
+def split_request(request: Any) -> tuple[str, str]:
+    """The wire text of a rendered request as (outside any summary, inside a summary).
+
+    A block of a ``summary:...`` message is summary; in any other block, the text from the summary
+    marker on is (``budgeted+summary`` appends it to the system prompt).
+    """
+    marker = _forms(SUMMARY_MARKER)[0]
+    seen, summary = [], []
+    for b in request.blocks:
+        if b.message_id and b.message_id.startswith("summary:"):
+            summary.append(b.text)
+            continue
+        at = b.text.find(marker)
+        seen.append(b.text if at < 0 else b.text[:at])
+        summary.append("" if at < 0 else b.text[at:])
+    return "\n".join(t for t in seen if t), "\n".join(t for t in summary if t)
+
+
+def _occurs(fact: Fact, text: str) -> bool:
+    return any(form in text for form in _forms(fact.text))
+
+
+@dataclass(frozen=True)
+class FactRow:
+    """One call: the facts known by then (their message is in the history), by status (fact ids)."""
+
+    thread: str
+    call: int
+    known: int
+    visible: tuple[str, ...]
+    summary: tuple[str, ...]
+    paged: tuple[str, ...]
+    lost: tuple[str, ...]
+
+    @property
+    def kept(self) -> int:
+        """Facts the model can read without a tool call: visible + in the summary."""
+        return len(self.visible) + len(self.summary)
+
+
+@dataclass(frozen=True)
+class FactReport:
+    """Per-call rows and the two headline figures.
+
+    ``facts_kept_last`` of ``facts_known_last`` at the last call; ``facts_kept_min`` of
+    ``facts_known_at_min`` at ``min_call``, the call with the lowest kept share (the earliest on a tie).
+    """
+
+    strategy: str
+    facts_total: int
+    rows: tuple[FactRow, ...]
+    facts_kept_last: int
+    facts_known_last: int
+    facts_kept_min: int
+    facts_known_at_min: int
+    min_call: int | None
+
+    def summary_line(self) -> str:
+        return (f"{self.strategy}: {self.facts_kept_last} of {self.facts_known_last} facts kept at the last call; "
+                f"worst call {self.min_call}: {self.facts_kept_min} of {self.facts_known_at_min} "
+                f"({self.facts_total} in the checklist)")
+
+    def __str__(self) -> str:
+        lines = [self.summary_line(), f"  {'call':>5} {'known':>5} {'visible':>7} {'summary':>7} {'paged':>5} "
+                                      f"{'lost':>4}  lost ids"]
+        for r in self.rows:
+            lines.append(f"  {r.call:>5} {r.known:>5} {len(r.visible):>7} {len(r.summary):>7} {len(r.paged):>5} "
+                         f"{len(r.lost):>4}  {' '.join(r.lost)}")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        rows = "".join(f"<tr><td>{r.call}</td><td>{r.known}</td><td>{len(r.visible)}</td><td>{len(r.summary)}</td>"
+                       f"<td>{len(r.paged)}</td><td>{len(r.lost)}</td><td>{html.escape(' '.join(r.lost))}</td></tr>"
+                       for r in self.rows)
+        return (f"<div><b>{html.escape(self.summary_line())}</b><table><tr><th>call</th><th>known</th>"
+                "<th>visible</th><th>summary</th><th>paged</th><th>lost</th><th>lost ids</th></tr>"
+                f"{rows}</table></div>")
+
+
+def fact_retention(replay_result: Any, facts: Sequence[Fact], conversation: Conversation) -> FactReport:
+    """Score every call of a replay of ``conversation`` against a checklist. Chapter 06.
+
+    ``fact_retention(replay(conv, "budgeted", window=30_000), load_facts("data/sample_facts.json"), conv)``
+    → "budgeted: 10 of 19 facts kept at the last call; worst call 42: 1 of 13 (22 in the checklist)".
+    Raises ValueError for a fact whose message is not in the conversation.
+    """
+    where = {it.id: (k, it) for k, it in enumerate(conversation.items)}  # item id -> (position, item)
+    missing = [f.id for f in facts if f.message_id not in where]
+    if missing:
+        raise ValueError(f"facts {', '.join(missing)} name messages that are not in conversation {conversation.id!r}")
+    calls = {c.message.id: k for k, c in model_calls(conversation)}  # response message id -> position
+    entries = [*conversation.entries, *(e for e in replay_result.new_entries if isinstance(e, Entry))]
+    pages = {e.data["handle"]: e.data.get("message_id") for e in entries
+             if e.kind == "paged_result" and "handle" in e.data}  # handle -> paged message id
+    rows = []
+    for rec in replay_result.records:
+        at = calls.get(rec.call.message.id, len(conversation.items))
+        known = [f for f in facts if where[f.message_id][0] < at and where[f.message_id][1].thread == rec.call.thread]
+        seen, summary = split_request(rec.request)
+        live = {pages[h] for pair in PAGE_HANDLE.findall(seen + summary) for h in pair if h in pages}
+        visible, in_summary, paged, lost = [], [], [], []
+        for f in known:
+            source = where[f.message_id][1]
+            if _occurs(f, seen):
+                visible.append(f.id)
+            elif _occurs(f, summary):
+                in_summary.append(f.id)
+            elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
+                paged.append(f.id)
+            else:
+                lost.append(f.id)
+        rows.append(FactRow(rec.call.thread, rec.call.index, len(known), tuple(visible), tuple(in_summary),
+                            tuple(paged), tuple(lost)))
+    scored = [r for r in rows if r.known]
+    worst = min(scored, key=lambda r: r.kept / r.known) if scored else None
+    last = rows[-1] if rows else None
+    return FactReport(replay_result.strategy, len(facts), tuple(rows), last.kept if last else 0,
+                      last.known if last else 0, worst.kept if worst else 0, worst.known if worst else 0,
+                      worst.call if worst else None)

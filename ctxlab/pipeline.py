@@ -1,0 +1,96 @@
+"""The decision pipeline: the cheap, local tools first; compaction only when they are not enough.
+
+The texts' runtime flow, before every model call:
+
+1. **meter** the context (counted, or anchored on the previous request's size);
+2. under the trigger (80% of the window): **send it as it is** — the prefix stays stable;
+3. over it: check the tool results **added since the previous request** against a per-result
+   budget and shrink the large ones by policy — **page** documents and data (recoverable through
+   ``read_page``), **prune** logs to head + tail (not recoverable);
+4. still over: **compact** (``compaction.py``), down to under 50%;
+5. re-meter, and record the call (the replay writes its ledger row).
+
+Each step changes the prefix only when the one before it was not enough, so the cache keeps
+hitting between those rare moments. ``read_page`` is among the tools from the first call: adding
+a tool later would invalidate every cached prefix. Taught in chapter 07; compared in chapter 08.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from .codec import message_to_dict
+from .compaction import CompactionPolicy, CompactionStrategy, _everything
+from .messages import Conversation, Entry, Message
+from .paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
+from .profiles import ModelProfile
+from .pruning import prune_message
+from .strategies import Call, Decision, compacted_view
+from .tokens import MessageMeter
+
+
+@dataclass
+class PipelineStrategy:
+    """meter → send | shrink new large results (page or prune) → compact → re-meter.
+
+    ``per_result_tokens``: a tool result larger than this is shrunk at step 3 (tokens).
+    ``reduce``: ``"new"`` (results added since the previous request, as the texts have it) or
+    ``"all"`` (every large result still shown).
+    """
+
+    policy: CompactionPolicy = field(default_factory=CompactionPolicy)
+    paging: PagingPolicy = field(default_factory=PagingPolicy)
+    per_result_tokens: int = 2_000
+    reduce: Literal["new", "all"] = "new"
+    summarizer: Any = None
+    store: PageStore = field(default_factory=PageStore.in_memory)
+    name: str = "pipeline"
+
+    def __post_init__(self) -> None:
+        self.compaction = CompactionStrategy(self.policy, self.summarizer)
+
+    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        if READ_PAGE_TOOL not in history.tools:
+            history = replace(history, tools=history.tools + (READ_PAGE_TOOL,))
+        view, _, notes = compacted_view(history)
+        ctx = _everything(view, profile, meter)
+        trigger = self.policy.trigger_ratio * profile.context_window
+        size = self.compaction.metered(ctx, call, meter)
+        if size <= trigger:
+            return self.compaction._send(ctx, call, notes, profile)
+
+        shrunk = self._shrink_results(view, call, meter)
+        if shrunk:
+            history = replace(history, items=(*history.items, *shrunk))
+            view, _, notes = compacted_view(history)
+            ctx = _everything(view, profile, meter)
+            notes.append(f"over the trigger ({size:,} tokens): {len(shrunk)} large tool results paged or pruned, "
+                         f"now {ctx.total_tokens:,}")
+            if ctx.total_tokens <= trigger:
+                return self.compaction._send(ctx, call, notes, profile, new_entries=shrunk)
+
+        decision = self.compaction.decide(history, call, profile, meter)
+        return replace(decision, new_entries=(*shrunk, *decision.new_entries),
+                       notes=tuple(notes[-1:] if shrunk else ()) + decision.notes)
+
+    def _shrink_results(self, view: Conversation, call: Call, meter: MessageMeter) -> tuple[Entry, ...]:
+        """One ``paged_result`` or ``pruned_result`` entry per large tool result, by the paging policy."""
+        seen = self.compaction.last_request.get(call.thread, (0, frozenset()))[1]
+        entries: list[Entry] = []
+        for msg in view.messages:
+            if msg.role != "tool" or msg.tool_name == READ_PAGE_TOOL.name:
+                continue  # a page read back is never paged again
+            if (self.reduce == "new" and msg.id in seen) or meter.message(msg) <= self.per_result_tokens:
+                continue
+            entries.append(self._shrink(msg, meter))
+        return tuple(entries)
+
+    def _shrink(self, msg: Message, meter: MessageMeter) -> Entry:
+        if self.paging.action_of(msg.tool_name) == "page":
+            _, entry = page_message(msg, self.store, head_tokens=self.paging.head_tokens,
+                                    tail_tokens=self.paging.tail_tokens, counter=meter.counter)
+            return entry
+        pruned = prune_message(msg, self.per_result_tokens - meter.overhead(msg), meter.counter)
+        return Entry("pruned_result", f"pruned:{msg.id}", thread=msg.thread,
+                     data={"message_id": msg.id, "replacement": message_to_dict(pruned), "reason": "pipeline"})
