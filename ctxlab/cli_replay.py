@@ -36,6 +36,8 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--check", action="store_true", help="validate every context; exit 1 on the first violation")
     rep.add_argument("--recorded", action="store_true", help="print the recorded ledger and fidelity instead")
     rep.add_argument("--rows", type=int, default=40, metavar="N", help="ledger rows shown in text output (default 40)")
+    rep.add_argument("--compare", action="store_true", help="every strategy side by side (the leaderboard)")
+    rep.add_argument("--facts", metavar="PATH", help="a fact checklist (JSON) to score with --compare")
     rep.set_defaults(run=cmd_replay)
 
 
@@ -53,7 +55,31 @@ def _rows(ledger: Any, conversation: str) -> list[dict[str, Any]]:
     return [{"conversation": conversation, **_jsonable(r)} for r in ledger.rows]
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare, format_rows
+    from .facts import load_facts
+    from .formats import load
+
+    transcript = load(Path(args.file))
+    conv = transcript.conversation(args.conversation if len(transcript.conversations) > 1 else None)
+    facts = load_facts(args.facts) if args.facts else None
+    rows = compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts, check=args.check)
+    failed = [r for r in rows if r.violations]
+    if args.json:
+        print(json.dumps({"file": transcript.file, "conversation": conv.id, "window": args.window,
+                          "strategies": [r.as_dict() for r in rows]}, ensure_ascii=False, indent=1))
+    else:
+        print(f"{transcript.file} ({conv.id}): every strategy replayed" + (f", window {args.window:,}" if args.window else ""))
+        print(format_rows(rows))
+    if failed:
+        print(f"ctxlab replay --compare --check: {failed[0].name} broke {failed[0].violations} rules", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
+    if args.compare:
+        return cmd_compare(args)
     from .fidelity import end_to_end, structural
     from .formats import load
     from .ledger import Ledger, recorded_ledger
