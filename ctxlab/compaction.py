@@ -59,6 +59,14 @@ class CompactionPolicy:
     metering: Literal["count", "usage"] = "count"
 
 
+def without_recorded(history: Conversation) -> Conversation:
+    """The history without the compactions the transcript recorded (the real agent's): ctxlab's compaction
+    decides for itself, as every other strategy does; only ``recorded`` replays the agent's own."""
+    items = tuple(i for i in history.items if not (isinstance(i, Entry) and i.kind == "compaction"
+                                                  and i.data.get("origin") != "ctxlab"))
+    return history if len(items) == len(history.items) else replace(history, items=items)
+
+
 def _everything(view: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
     return build_context(view, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
 
@@ -95,7 +103,7 @@ class CompactionStrategy:
         return tokens + output + sum(estimate.count(m.text) + meter.overhead(m) for m in added)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        view, entry, notes = compacted_view(history)
+        view, entry, notes = compacted_view(without_recorded(history))
         ctx = _everything(view, profile, meter)
         size = self.metered(ctx, call, meter)
         window = profile.context_window

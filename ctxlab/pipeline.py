@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .codec import message_to_dict
-from .compaction import CompactionPolicy, CompactionStrategy, _everything
+from .compaction import CompactionPolicy, CompactionStrategy, _everything, without_recorded
 from .messages import Conversation, Entry, Message
 from .paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
 from .profiles import ModelProfile
@@ -51,6 +51,7 @@ class PipelineStrategy:
         self.compaction = CompactionStrategy(self.policy, self.summarizer)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
+        history = without_recorded(history)  # the agent's own compactions are not this strategy's
         if READ_PAGE_TOOL not in history.tools:
             history = replace(history, tools=history.tools + (READ_PAGE_TOOL,))
         view, _, notes = compacted_view(history)
