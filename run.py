@@ -24,6 +24,7 @@ import os
 import secrets
 import shutil
 import socket
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ EXTRAS = {"lab": {"lab"}, "test": {"lab", "test"}}  # extra -> what installing i
 
 # What pytest runs besides pyproject's addopts (which hold the network guard): every notebook with
 # plain --nbval in this venv's kernel, two workers, one file per worker (nbval needs loadfile).
-PYTEST_ARGS = ["--nbval", "--nbval-current-env", "-n", "2", "--dist", "loadfile"]
+PYTEST_ARGS = ["--nbval", "--nbval-current-env", "-n", "2", "--dist", "loadfile", "-rs"]  # -rs: say why tests skip
 
 # JupyterLab settings that keep it from asking a website for news or updates (offline workshops).
 LAB_OVERRIDES = {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}}
@@ -126,8 +127,11 @@ def install_command(python: Path, extra: str, uv: str | None) -> list[str]:
 
 
 def run(cmd: list[str], **kwargs) -> int:
-    """Run a command and wait; Ctrl-C goes to the child, which decides when to stop."""
+    """Run a command and wait; Ctrl-C goes to the child, which decides when to stop; a SIGTERM to
+    run.py is passed on, so `kill` stops JupyterLab too instead of orphaning it."""
     proc = subprocess.Popen(cmd, **kwargs)
+    if hasattr(signal, "SIGTERM"):
+        signal.signal(signal.SIGTERM, lambda signum, frame: proc.terminate())
     while True:
         try:
             return proc.wait()

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--strategy", "-s", default="budgeted", choices=STRATEGY_NAMES, help="default: budgeted")
     rep.add_argument("--provider", choices=("anthropic", "openai"), help="cache rules to use (default: each call's)")
     rep.add_argument("--model", help="price and count as this model (default: each call's)")
-    rep.add_argument("--window", type=int, metavar="TOKENS", help="context window (default: the model's)")
+    rep.add_argument("--window", type=_positive, metavar="TOKENS", help="context window (default: the model's)")
     rep.add_argument("--conversation", "-c", type=int, metavar="N", help="replay conversation N only (0-based)")
     rep.add_argument("--warm", action="store_true", help="start with the static head already cached")
     rep.add_argument("--json", action="store_true", help="print one JSON object")
@@ -39,6 +39,18 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--compare", action="store_true", help="every strategy side by side (the leaderboard)")
     rep.add_argument("--facts", metavar="PATH", help="a fact checklist (JSON) to score with --compare")
     rep.set_defaults(run=cmd_replay)
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"a window is a positive number of tokens, not {value}")
+    return value
+
+
+def _notes(transcript: Any, conv: Any) -> list[str]:
+    """What the reader changed or skipped (a torn last line, ...): said, never dropped silently."""
+    return list(dict.fromkeys([*transcript.notes, *conv.notes]))
 
 
 def _jsonable(obj: Any) -> Any:
@@ -95,7 +107,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
                            "conversations": [c.id for _, c in chosen], "rows": [], "notes": []}
     all_rows, failures, texts = [], [], []
     fidelity: dict[str, Any] = {"structural": {"calls": 0, "within_calls": 0}, "end_to_end": {"calls": 0, "within_calls": 0}}
+    skipped = []
     for _, conv in chosen:
+        out["notes"] += [f"{conv.id}: {n}" for n in _notes(transcript, conv)]
         if args.recorded:
             ledger = recorded_ledger(conv)
             fit, e2e = structural(conv), end_to_end(conv)
@@ -105,14 +119,28 @@ def cmd_replay(args: argparse.Namespace) -> int:
             texts.append(f"{conv.id}:\n{fit}\n{e2e}")
         else:
             # a progress bar on a terminal only: piped output and notebooks stay clean
-            result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
-                            warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1)
+            try:
+                result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
+                                warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1)
+            except CtxlabError as err:
+                if len(chosen) == 1:
+                    raise
+                # one bad conversation of many: said and skipped, the others still replayed
+                skipped.append(conv.id)
+                out["notes"].append(f"{conv.id}: not replayed: {' '.join(str(err).split())}")
+                continue
             ledger = result.ledger
             out["notes"] += [f"{conv.id}: {n}" for n in result.notes]
             failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
         all_rows += ledger.rows
         out["rows"] += _rows(ledger, conv.id)
         texts.append(f"== {conv.id} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
+    if skipped:
+        out["skipped_conversations"] = skipped
+        print(f"ctxlab replay: {len(skipped)} of {len(chosen)} conversations could not be replayed "
+              f"({', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}); see the notes", file=sys.stderr)
+        if len(skipped) == len(chosen):
+            return 2
     overall = Ledger(all_rows)
     out["totals"] = _jsonable(overall.totals())
     out["per_thread"] = {thread: _jsonable(t) for thread, t in overall.per_thread().items()}
@@ -139,6 +167,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(f"note: {n}")
         if args.check:
             print("check: OK, every context passed" if not failures else f"check: {len(failures)} violations")
+            if args.strategy in ("full", "recorded") and t.overflow_calls:
+                print(f"check: {args.strategy} promises no budget: its {t.overflow_calls} calls over the window are "
+                      "reported as overflows in the ledger, not as check failures")
     if failures:
         cid, call, v = failures[0]
         print(f"ctxlab replay --check: {cid} thread {call.thread!r} call {call.index}: {v}", file=sys.stderr)

@@ -143,6 +143,10 @@ def _thinking_counts(profile: ModelProfile, position: int, last_user: int) -> bo
     return profile.thinking == "all" or (profile.thinking == "current_turn" and position > last_user)
 
 
+def _largest(unit: Unit, meter: MessageMeter) -> Message:
+    return max(unit.messages, key=meter.message)
+
+
 def _pinned(units: Sequence[Unit], policy: BudgetPolicy) -> dict[int, str]:
     """unit index -> why it is pinned."""
     user_units = [u for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
@@ -215,8 +219,9 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         what = " + ".join(f"{units[i].label()} {tokens[i]:,}" for i in sorted(must))
         raise BudgetError(
             f"The newest unit and the pinned messages need {must_t:,} tokens ({what}) on top of the fixed "
-            f"{fixed:,}, over the budget of {budget:,}. Prune or page the large tool results in "
-            f"{units[newest].first.where()} (chapter 05) or raise the budget.", needed=fixed + must_t, budget=budget)
+            f"{fixed:,}, over the budget of {budget:,}. Prune or page the largest message of the newest unit, "
+            f"{_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
+            needed=fixed + must_t, budget=budget)
 
     decision: dict[int, tuple[Decision, str]] = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}
     room, kept_count, walking = budget - fixed - must_t, len(must), True

@@ -75,25 +75,31 @@ class Unit:
 
 
 def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
-    """Every pairing violation in order of discovery; ``[]`` when every call has its result after it."""
-    calls: dict[str, Message] = {}  # call_id -> the assistant message that made it
-    answered: set[str] = set()
+    """Every pairing violation in order of discovery; ``[]`` when every call has its result after it.
+
+    A call id may be used again once its earlier call was answered (tau-bench and SWE-agent runs do):
+    only a call made while the same id is still open is a ``duplicate_call``.
+    """
+    open_calls: dict[str, Message] = {}  # call_id -> the assistant message waiting for its result
+    answered: set[str] = set()  # ids whose latest call has its result
     found: list[Orphan] = []
     for msg in messages:
         if msg.role == "assistant":
             for cid in msg.call_ids:
-                if cid in calls:
+                if cid in open_calls:
                     found.append(Orphan("duplicate_call", cid, msg.id, msg.where()))
-                calls[cid] = msg
+                open_calls[cid] = msg
+                answered.discard(cid)
         elif msg.role == "tool":
             cid = msg.tool_call_id or ""
-            if cid not in calls:
-                found.append(Orphan("result_without_call", cid, msg.id, msg.where()))
+            if cid in open_calls:
+                del open_calls[cid]
+                answered.add(cid)
             elif cid in answered:
                 found.append(Orphan("duplicate_result", cid, msg.id, msg.where()))
-            answered.add(cid)
-    found += [Orphan("call_without_result", cid, m.id, m.where())
-              for cid, m in calls.items() if cid not in answered]
+            else:
+                found.append(Orphan("result_without_call", cid, msg.id, msg.where()))
+    found += [Orphan("call_without_result", cid, m.id, m.where()) for cid, m in open_calls.items()]
     return found
 
 
@@ -152,7 +158,7 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
                           else "no earlier assistant message made that call")
                 raise OrphanError(
                     f"Orphan tool result: {msg.where()} answers call {msg.tool_call_id!r}, but {reason}. "
-                    "Fix the transcript, or run find_orphans() to list every such message.")
+                    "Fix the transcript; `python -m ctxlab inspect FILE` (or find_orphans() in Python) lists every such message.")
             open_calls.remove(msg.tool_call_id)
             if not open_calls:
                 close(i + 1)

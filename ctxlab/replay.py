@@ -90,6 +90,10 @@ class ReplayResult:
     notes: list[str] = field(default_factory=list)
     new_entries: list[Entry] = field(default_factory=list)
 
+    def __repr__(self) -> str:  # the records hold every request: never print them all in a notebook
+        return (f"ReplayResult(strategy={self.strategy!r}, calls={len(self.records)}, "
+                f"new_entries={len(self.new_entries)}, totals={self.ledger.totals() if self.ledger else None})")
+
 
 def _simulator(provider: str, rules: dict[str, Any]):
     from .cache import AnthropicCache, OpenAICache  # imported here: the cache module is optional for building

@@ -67,6 +67,8 @@ class _Parsed:
 def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
     """Parse a session file's bytes. ``strict=False`` skips bad lines with a warning instead of raising,
     and attaches a record whose parent was skipped to the record before it (salvage, not repair)."""
+    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark some editors add: not part of the header
+        data = data[3:]
     if not data:
         raise _LineProblem(1, "the file is empty; a session file starts with a header line")
     ends_with_newline = data.endswith(b"\n")

@@ -88,3 +88,33 @@ def test_every_strategy_checks_clean_on_claude_code(capsys, shared_transcripts, 
     doc = json.loads(out)
     assert doc["check"]["ok"]
     assert {r["thread"] for r in doc["rows"]} == set(doc["per_thread"]) and len(doc["per_thread"]) > 1
+
+
+def test_a_torn_last_line_is_said_not_dropped_silently(capsys, tmp_path):
+    torn = tmp_path / "torn.jsonl"
+    data = Path(SAMPLE).read_bytes()
+    torn.write_bytes(data[: len(data) - 300])
+    code, out, _ = run(capsys, "replay", str(torn), "--json")
+    assert code == 0
+    assert any("torn last line" in n for n in json.loads(out)["notes"])
+
+
+def test_window_must_be_positive(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["replay", SAMPLE, "--window", "0"])
+    assert exit_.value.code == 2 and "positive number of tokens" in capsys.readouterr().err
+
+
+def test_one_bad_conversation_of_many_is_skipped_and_named(capsys, tmp_path):
+    runs = [{"task_id": 0, "trial": 0, "reward": 1, "info": {}, "traj": [
+                {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
+            {"task_id": 1, "trial": 0, "reward": 0, "info": {}, "traj": [
+                {"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "nowhere", "content": "x"},
+                {"role": "assistant", "content": "done"}]}]
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps(runs), encoding="utf-8")
+    code, out, err = run(capsys, "replay", str(path), "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["skipped_conversations"] == ["task1-trial0"]
+    assert "1 of 2 conversations could not be replayed" in err
+    assert len(doc["rows"]) == 1

@@ -143,7 +143,7 @@ def test_newest_unit_over_budget_names_the_message():
     c = conv(user("hi", "U"), assistant("", "A", calls=(("c1", "cat", {}),)), tool_result("c1", "log " * 2000, "T"))
     with pytest.raises(BudgetError) as err:
         build_context(c, BudgetPolicy(budget_tokens=500), profile=GPT)
-    assert "'A'" in str(err.value) and "chapter 05" in str(err.value)
+    assert "tool message 'T'" in str(err.value) and "chapter 05" in str(err.value)  # the big result, named
 
 
 def test_empty_conversation_is_an_error_not_an_empty_context():

@@ -71,10 +71,18 @@ def test_result_after_a_user_closed_its_round_is_an_orphan():
 
 def test_find_orphans_names_every_kind():
     msgs = [tool_result("c0", "before its call", "T0"), assistant("", "A", calls=(("c1", "ls", {}), ("c2", "ls", {}))),
-            tool_result("c1", "x", "T1"), tool_result("c1", "again", "T1b"), assistant("", "B", calls=(("c1", "ls", {}),))]
+            tool_result("c1", "x", "T1"), tool_result("c1", "again", "T1b"), assistant("", "B", calls=(("c2", "ls", {}),))]
     kinds = sorted((o.kind, o.call_id, o.message_id) for o in find_orphans(msgs))
-    assert kinds == [("call_without_result", "c2", "A"), ("duplicate_call", "c1", "B"),
+    assert kinds == [("call_without_result", "c2", "B"), ("duplicate_call", "c2", "B"),
                      ("duplicate_result", "c1", "T1b"), ("result_without_call", "c0", "T0")]
+
+
+def test_a_call_id_may_be_reused_once_answered():
+    """tau-bench and SWE-agent reuse ids: legal when the earlier call already has its result."""
+    msgs = [user("go", "U"), assistant("", "A", calls=(("c1", "ls", {}),)), tool_result("c1", "x", "T1"),
+            assistant("", "B", calls=(("c1", "ls", {}),)), tool_result("c1", "y", "T2")]
+    assert find_orphans(msgs) == []
+    assert [u.kind for u in group_units(msgs)] == ["user", "round", "round"]
 
 
 def test_provider_errors_for_each_side():

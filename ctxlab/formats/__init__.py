@@ -238,6 +238,8 @@ def detect(path: str | Path) -> str:
     """The format name of a transcript file. ``detect("run.traj")`` → ``"swe-agent"``. Chapter 02."""
     path = Path(path)
     head = _head(path)
+    if not head.strip():
+        raise TranscriptError(path.name, None, "the file is empty (or only white space): there is nothing to read.")
     for reader in READERS:
         if reader.sniff(path, head):
             return reader.NAME
