@@ -2,9 +2,11 @@
 
 Each chapter is executed with nbclient in a fresh kernel with its ``TRANSCRIPT = None`` line
 replaced by a shared transcript: pi's ``before-compaction.jsonl`` (~1,000 messages, no tool
-definitions recorded) and a Claude Code session (sub-agent threads, meta lines). Outputs are not
-compared with the committed ones; the run must finish without an error, and the cells that set a
-widget's control and print its state must show the widget reacted.
+definitions recorded) and a Claude Code session (sub-agent threads, meta lines); chapters 02 and 03
+also on a swe-agent ReAct trajectory (no tool calls: actions are text) and an OpenHands run (a
+single user turn). Outputs are not compared with the committed ones; the run must finish without
+an error, the cells that set a widget's control and print its state must show the widget reacted,
+and no working copy of chapter 02 may be left behind.
 """
 
 from __future__ import annotations
@@ -18,7 +20,12 @@ nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CHAPTERS = ("00_start_here", "01_token_accounting", "02_session_and_context", "03_interactions_and_budget")
-TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
+TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl",
+               "swe-agent-react": "swe-agent/ctf_web_i_got_id_demo.traj", "openhands": "openhands/*.jsonl"}
+# chapter -> the transcripts it runs on (swe-agent: no tool call, for 03; openhands: one user turn, for 02)
+CASES = [(chapter, which) for chapter in CHAPTERS for which in ("claude-code", "pi")] + [
+    (chapter, which) for chapter in ("02_session_and_context", "03_interactions_and_budget")
+    for which in ("openhands", "swe-agent-react")]
 
 # chapter -> (a line of the driving cell's source, text its output must contain)
 REACTIONS = {
@@ -40,8 +47,7 @@ def _output_text(cell: nbformat.NotebookNode) -> str:
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("which", sorted(TRANSCRIPTS))
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize(("chapter", "which"), CASES)
 def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: str, which: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     files = sorted(shared_transcripts.glob(TRANSCRIPTS[which]))
@@ -56,7 +62,8 @@ def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: st
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
                                      resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on any error
+    client.execute()  # raises CellExecutionError, naming the cell, on any error; then stops the kernel
+    assert not list(tmp_path.glob("ctxlab-ch02-*")), "a working copy outlived the kernel"
 
     marker, expected = REACTIONS[chapter]
     driving = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]

@@ -29,8 +29,8 @@ from ctxlab.widgets.ch01_tokens import (TokenXray, chinese_passage, classify, co
                                         estimator_rows, guess_texts, overhead_rows, reveal_guess, verdicts, xray)
 from ctxlab.widgets.ch02_session import (BranchWidget, compare_contexts, first_lines, fork_points,  # noqa: E402
                                          sha256_of, working_copy)
-from ctxlab.widgets.ch03_budget import (BudgetWidget, granularity_stats, kept_under, minimum_budget,  # noqa: E402
-                                        state_row)
+from ctxlab.widgets.ch03_budget import (BudgetWidget, call_and_result, granularity_stats, kept_under,  # noqa: E402
+                                        minimum_budget, state_row)
 
 CHINESE = ("上下文窗口管理的核心是区分会话和上下文。会话保存完整的历史，只追加不删除；"
            "上下文在每次调用模型之前按预算重新构建，可以截断。截断必须以完整的交互为单位，"
@@ -384,6 +384,23 @@ def test_budget_widget_smaller_budget_keeps_fewer_units(conv):
     assert kept[0] > kept[1] > kept[2]
     assert w.state.decisions.count("dropped") == w.state.dropped_units
     assert "dropped" in w.units.value and "free" in w.bar.value
+
+
+def test_call_and_result_finds_a_pair_or_none(conv):
+    caller, result = call_and_result(conv.messages)
+    assert (caller.id, result.id) == ("a1", "t1")
+    assert call_and_result([user("hi", "u1"), assistant("hello", "a1")]) is None  # a plain chat has no pair
+    unanswered = [m for m in conv.messages if m.id not in ("t1", "t2")]  # a1's results gone: the next pair
+    assert [m.id for m in call_and_result(unanswered)] == ["a3", "t3"]
+
+
+def test_budget_widget_spread_stays_distinct_inside_the_slider(conv):
+    w = BudgetWidget(conv)
+    budgets = w.spread()
+    assert len(budgets) == 3 and budgets == sorted(set(budgets))
+    assert all(w.budget.min <= b <= w.budget.max and (b - w.budget.min) % w.budget.step == 0 for b in budgets)
+    w.budget.min, w.budget.max = 1_000, 1_500  # a range of one step: no value twice
+    assert w.spread() == [1_000, 1_500]
 
 
 def test_budget_widget_profile_switch_and_errors(conv):

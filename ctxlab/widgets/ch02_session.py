@@ -4,7 +4,7 @@ What it holds:
 
 * :func:`working_copy` — a session file to experiment on, in a fresh temporary directory: a copy of
   the bundled sample, or a learner's transcript imported into a new session file. ``data/`` and
-  the learner's own files are never touched;
+  the learner's own files are never touched, and the directory is removed when Python exits;
 * :func:`sha256_of`, :func:`first_lines`, :func:`fork_points` — small tools the chapter uses to show
   that reading changes no byte, that an append only adds bytes at the end, and where to fork;
 * :func:`compare_contexts` — two contexts side by side (messages, tokens, shared prefix);
@@ -18,6 +18,7 @@ is chapter 03).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import html
 import shutil
@@ -38,13 +39,15 @@ def working_copy(path: str | Path | None = None) -> Path:
 
     ``None`` copies the bundled sample (``data/sample_session.jsonl``). A ctxlab session file is
     copied as is; any other transcript is read (:func:`ctxlab.workbook.load_workbook_conversation`)
-    and imported into a new session file, one straight line root → newest.
+    and imported into a new session file, one straight line root → newest. The temporary directory
+    is removed when the interpreter (the notebook's kernel) exits.
     """
     from ..formats import detect
     from ..workbook import SAMPLE_SESSION, load_workbook_conversation
 
     source = Path(path) if path is not None else SAMPLE_SESSION
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-ch02-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # no working copy outlives the kernel
     if detect(source) == "ctxlab-session":
         target = folder / source.name
         shutil.copyfile(source, target)

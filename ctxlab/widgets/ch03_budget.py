@@ -5,6 +5,7 @@ What it holds:
 * :func:`unit_sizes` / :func:`granularity_rows` / :func:`granularity_figure` — the same conversation
   cut into units at ``round`` and at ``turn`` granularity: how many units, how big;
 * :func:`kept_under` — what each granularity keeps under one budget (or why it cannot build);
+* :func:`call_and_result` — the first tool call and its result in a message list (for making orphans);
 * :class:`BudgetWidget` — one choice, the token budget (a slider), under a profile picked in a
   dropdown: the token bar (tools / system / head / kept / free) and one square per unit
   (kept, pinned, dropped).
@@ -156,6 +157,20 @@ def minimum_budget(conversation: Conversation, profile: ModelProfile, meter: Mes
     return budget
 
 
+def call_and_result(messages: Sequence[Message]) -> tuple[Message, Message] | None:
+    """The first assistant message that calls a tool and a result answering it; ``None`` when there is none.
+
+    A conversation with no tool call (a plain chat, a ReAct agent whose actions are text) has no pair
+    to break: ``call_and_result([user("hi", "u1"), assistant("hello", "a1")])`` → ``None``.
+    """
+    for caller in messages:
+        if caller.role == "assistant" and caller.tool_calls:
+            result = next((m for m in messages if m.role == "tool" and m.tool_call_id in caller.call_ids), None)
+            if result is not None:
+                return caller, result
+    return None
+
+
 # ---- the budget widget ------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -236,6 +251,16 @@ class BudgetWidget:
         needed = minimum_budget(self.conversation, profile, meter)
         lo = max(self.step, (int(needed * 0.9) // self.step) * self.step)
         return lo, max(hi, lo + self.step)
+
+    def spread(self, fractions: Sequence[float] = (0.1, 0.5, 0.9)) -> list[int]:
+        """Budgets at ``fractions`` of the way along the slider's range, on its step, distinct, smallest first.
+
+        What a cell sets the slider to: fixed numbers would be clamped to the range of another
+        transcript's slider and print the same row twice. For a slider from 1,000 to 61,000 (step
+        500): ``[7_000, 31_000, 55_000]``.
+        """
+        lo, hi, step = self.budget.min, self.budget.max, self.budget.step
+        return sorted({min(hi, lo + round(f * (hi - lo) / step) * step) for f in fractions})
 
     def context(self, budget: int, name: str) -> Context:
         return build_context(self.conversation, BudgetPolicy(budget_tokens=budget), profile=self.profiles[name],
