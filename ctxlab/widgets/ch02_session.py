@@ -4,7 +4,8 @@ What it holds:
 
 * :func:`working_copy` — a session file to experiment on, in a fresh temporary directory: a copy of
   the bundled sample, or a learner's transcript imported into a new session file. ``data/`` and
-  the learner's own files are never touched, and the directory is removed when Python exits;
+  the learner's own files are never touched; :func:`remove_working_copies` deletes them again (the
+  chapter's last cell calls it; it also runs when Python exits normally);
 * :func:`sha256_of`, :func:`first_lines`, :func:`fork_points` — small tools the chapter uses to show
   that reading changes no byte, that an append only adds bytes at the end, and where to fork;
 * :func:`compare_contexts` — two contexts side by side (messages, tokens, shared prefix);
@@ -40,14 +41,14 @@ def working_copy(path: str | Path | None = None) -> Path:
     ``None`` copies the bundled sample (``data/sample_session.jsonl``). A ctxlab session file is
     copied as is; any other transcript is read (:func:`ctxlab.workbook.load_workbook_conversation`)
     and imported into a new session file, one straight line root → newest. The temporary directory
-    is removed when the interpreter (the notebook's kernel) exits.
+    goes with :func:`remove_working_copies`, or when the interpreter (the notebook's kernel) exits.
     """
     from ..formats import detect
     from ..workbook import SAMPLE_SESSION, load_workbook_conversation
 
     source = Path(path) if path is not None else SAMPLE_SESSION
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-ch02-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # no working copy outlives the kernel
+    _WORKING_FOLDERS.append(folder)
     if detect(source) == "ctxlab-session":
         target = folder / source.name
         shutil.copyfile(source, target)
@@ -56,6 +57,26 @@ def working_copy(path: str | Path | None = None) -> Path:
     target = folder / (source.stem + ".session.jsonl")
     Session.import_transcript(Transcript(format="imported", file=source.name, conversations=(conversation,)), target)
     return target
+
+
+_WORKING_FOLDERS: list[Path] = []  # the temporary folders working_copy made in this process, oldest first
+
+
+def remove_working_copies() -> int:
+    """Delete every working copy :func:`working_copy` made in this process; returns how many folders went.
+
+    A chapter calls it in its last cell; it also runs at a normal exit (a killed kernel skips that).
+    """
+    removed = 0
+    while _WORKING_FOLDERS:
+        folder = _WORKING_FOLDERS.pop()
+        if folder.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+atexit.register(remove_working_copies)
 
 
 def sha256_of(path: str | Path, n_bytes: int | None = None) -> str:
