@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "04_prefix_cache_ledger.ipynb"
 TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
@@ -24,32 +23,10 @@ CHECKS = (('w.provider.value = "openai"', "reads under OpenAI's rules are multip
           ("recorded = recorded_ledger(conv)", "<Ledger recorded"))
 
 
-def _output_text(cell: nbformat.NotebookNode) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o.get("output_type") == "stream":
-            out.append(o.get("text", ""))
-        elif "data" in o:
-            out.append(str(o["data"].get("text/plain", "")))
-    return "".join(out)
-
-
 @pytest.mark.shared
 @pytest.mark.parametrize("which", sorted(TRANSCRIPTS))
 def test_chapter_04_runs_on_a_real_transcript(shared_transcripts: Path, which: str) -> None:
-    files = sorted(shared_transcripts.glob(TRANSCRIPTS[which]))
-    if not files:
-        pytest.skip(f"no {TRANSCRIPTS[which]} under {shared_transcripts}")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    slots = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("TRANSCRIPT = None")]
-    assert len(slots) == 1, f"expected one 'TRANSCRIPT = None' cell, found {len(slots)}"
-    slots[0].source = f"TRANSCRIPT = {str(files[0])!r}"
-
-    client = nbclient.NotebookClient(nb, timeout=180, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(NOTEBOOK.parent)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on any error
-
+    nb = run_on(NOTEBOOK.name, shared_file(shared_transcripts, TRANSCRIPTS[which]))
     for marker, expected in CHECKS:
-        cells = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
-        assert cells, f"no cell contains {marker!r}"
-        assert expected in _output_text(cells[0]), _output_text(cells[0])
+        text = cell_output(nb, marker)
+        assert expected in text, text

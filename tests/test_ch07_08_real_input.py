@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CHAPTERS = ("07_compaction", "08_putting_it_together")
@@ -32,35 +31,12 @@ CHECKS = {
 }
 
 
-def _output_text(cell: nbformat.NotebookNode) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o.get("output_type") == "stream":
-            out.append(o.get("text", ""))
-        elif "data" in o:
-            out.append(str(o["data"].get("text/plain", "")))
-    return "".join(out)
-
-
 @pytest.mark.shared
 @pytest.mark.parametrize("which", sorted(TRANSCRIPTS))
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: str, which: str) -> None:
-    files = sorted(shared_transcripts.glob(TRANSCRIPTS[which]))
-    if not files:
-        pytest.skip(f"no {TRANSCRIPTS[which]} under {shared_transcripts}")
-    nb = nbformat.read(NOTEBOOKS / f"{chapter}.ipynb", as_version=4)
-    slots = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("TRANSCRIPT = None")]
-    assert len(slots) == 1, f"{chapter}: expected one 'TRANSCRIPT = None' cell, found {len(slots)}"
-    slots[0].source = f"TRANSCRIPT = {str(files[0])!r}"
-
-    client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on any error
-
+    nb = run_on(f"{chapter}.ipynb", shared_file(shared_transcripts, TRANSCRIPTS[which]), timeout=240)
     for marker, expected in CHECKS[chapter]:
-        cells = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
-        assert cells, f"{chapter}: no cell contains {marker!r}"
-        text = _output_text(cells[0])
+        text = cell_output(nb, marker)
         assert text.strip(), f"{chapter}: the cell with {marker!r} printed nothing"
         assert expected in text, text

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CHAPTERS = ("00_start_here", "01_token_accounting", "02_session_and_context", "03_interactions_and_budget")
@@ -36,36 +35,15 @@ REACTIONS = {
 }
 
 
-def _output_text(cell: nbformat.NotebookNode) -> str:
-    out = []
-    for o in cell.get("outputs", []):
-        if o.get("output_type") == "stream":
-            out.append(o.get("text", ""))
-        elif "data" in o:
-            out.append(str(o["data"].get("text/plain", "")))
-    return "".join(out)
-
-
 @pytest.mark.shared
 @pytest.mark.parametrize(("chapter", "which"), CASES)
 def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: str, which: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    files = sorted(shared_transcripts.glob(TRANSCRIPTS[which]))
-    if not files:
-        pytest.skip(f"no {TRANSCRIPTS[which]} under {shared_transcripts}")
-    nb = nbformat.read(NOTEBOOKS / f"{chapter}.ipynb", as_version=4)
-    slots = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("TRANSCRIPT = None")]
-    assert len(slots) == 1, f"{chapter}: expected one 'TRANSCRIPT = None' cell, found {len(slots)}"
-    slots[0].source = f"TRANSCRIPT = {str(files[0])!r}"
-
+    transcript = shared_file(shared_transcripts, TRANSCRIPTS[which])
     # the kernel's temporary folders (the working copy of chapter 02) go under this test's tmp_path
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", record_timing=False,
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()  # raises CellExecutionError, naming the cell, on any error; then stops the kernel
+    nb = run_on(f"{chapter}.ipynb", transcript, timeout=120)
     assert not list(tmp_path.glob("ctxlab-ch02-*")), "a working copy outlived the kernel"
-
     marker, expected = REACTIONS[chapter]
-    driving = [c for c in nb.cells if c.cell_type == "code" and marker in c.source]
-    assert driving, f"{chapter}: no cell sets the widget's control ({marker!r})"
-    assert expected in _output_text(driving[0]), _output_text(driving[0])
+    text = cell_output(nb, marker)
+    assert expected in text, text
