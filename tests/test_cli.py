@@ -116,7 +116,7 @@ def test_inspect_result_without_call_is_named(tmp_path: Path, capsys) -> None:
     ('{"messages": [{"role": "user", "content": "hi"}', "not valid JSON"),
     ('{"messages": [{"role": "user", "content": "hi"},\n {"role": "robot", "content": "beep"}]}', "bad.json:2: field"),
     ('{"hello": "world"}', "unknown transcript format"),
-    ("", "unknown transcript format"),
+    ("", "the file is empty"),
 ])
 def test_inspect_bad_file_is_one_clear_line_and_exit_2(tmp_path: Path, capsys, content: str, why: str) -> None:
     path = tmp_path / "bad.json"
