@@ -30,12 +30,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .context import BudgetPolicy, Context, build_context
+from .context import Context
 from .errors import BudgetError
 from .interactions import Unit, group_units
 from .messages import Conversation, Entry, Message, user
 from .profiles import ModelProfile
-from .strategies import Call, Decision, SideCall, compacted_view
+from .strategies import Call, Decision, SideCall, compacted_view, whole_context
 from .tokens import CharsPerTokenCounter, MessageMeter
 
 SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
@@ -65,10 +65,6 @@ def without_recorded(history: Conversation) -> Conversation:
     items = tuple(i for i in history.items if not (isinstance(i, Entry) and i.kind == "compaction"
                                                   and i.data.get("origin") != "ctxlab"))
     return history if len(items) == len(history.items) else replace(history, items=items)
-
-
-def _everything(view: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
-    return build_context(view, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
 
 
 @dataclass
@@ -104,7 +100,7 @@ class CompactionStrategy:
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         view, entry, notes = compacted_view(without_recorded(history))
-        ctx = _everything(view, profile, meter)
+        ctx = whole_context(view, profile, meter)
         size = self.metered(ctx, call, meter)
         window = profile.context_window
         if size <= self.policy.trigger_ratio * window:
@@ -158,7 +154,7 @@ class CompactionStrategy:
         if not dropped:
             notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
             if shrunk_entries:  # the pruned newest results are all that changed
-                ctx = _everything(compacted_view(view)[0], profile, meter)
+                ctx = whole_context(compacted_view(view)[0], profile, meter)
             return self._send(ctx, call, notes, profile, new_entries=shrunk_entries)
 
         previous = entry.data.get("summary") if entry else None
@@ -170,7 +166,7 @@ class CompactionStrategy:
             "summary": summary.text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
             "tokens_before": ctx.total_tokens, "sources": sources, "origin": "ctxlab"})
         after_view, _, _ = compacted_view(replace(view, items=(*view.items, new_entry)))
-        after = _everything(after_view, profile, meter)
+        after = whole_context(after_view, profile, meter)
         new_entry = replace(new_entry, data={**new_entry.data, "tokens_after": after.total_tokens})
         new_entries = (*shrunk_entries, new_entry)
         notes.append(f"compacted {len(dropped)} messages: {ctx.total_tokens:,} → {after.total_tokens:,} tokens "
@@ -212,6 +208,6 @@ class CompactionStrategy:
         ask = user(SUMMARY_INSTRUCTION, f"summary-request:{len(view.items)}", origin="synthetic")
         on_prefix = ctx.total_tokens + meter.message(ask) <= profile.context_window
         items = (*view.items, ask) if on_prefix else (*dropped, ask)
-        request = _everything(replace(view, items=tuple(items)), profile, meter)
+        request = whole_context(replace(view, items=tuple(items)), profile, meter)
         how = "on the cached prefix" if on_prefix else "fresh (the prefix is over the window)"
         return SideCall("summary", request, max(1, meter.text(text)), how)

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .codec import message_to_dict
-from .compaction import CompactionPolicy, CompactionStrategy, _everything, without_recorded
+from .compaction import CompactionPolicy, CompactionStrategy, without_recorded
 from .messages import Conversation, Entry, Message
 from .paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
 from .profiles import ModelProfile
 from .pruning import prune_message
-from .strategies import Call, Decision, compacted_view
+from .strategies import Call, Decision, compacted_view, whole_context
 from .tokens import MessageMeter
 
 
@@ -55,7 +55,7 @@ class PipelineStrategy:
         if READ_PAGE_TOOL not in history.tools:
             history = replace(history, tools=history.tools + (READ_PAGE_TOOL,))
         view, _, notes = compacted_view(history)
-        ctx = _everything(view, profile, meter)
+        ctx = whole_context(view, profile, meter)
         trigger = self.policy.trigger_ratio * profile.context_window
         size = self.compaction.metered(ctx, call, meter)
         if size <= trigger:
@@ -65,7 +65,7 @@ class PipelineStrategy:
         if shrunk:
             history = replace(history, items=(*history.items, *shrunk))
             view, _, notes = compacted_view(history)
-            ctx = _everything(view, profile, meter)
+            ctx = whole_context(view, profile, meter)
             notes.append(f"over the trigger ({size:,} tokens): {len(shrunk)} large tool results paged or pruned, "
                          f"now {ctx.total_tokens:,}")
             if ctx.total_tokens <= trigger:

@@ -81,7 +81,7 @@ class Strategy(Protocol):
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision: ...
 
 
-def _everything(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
+def whole_context(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
     """The whole history as one context (budget = the window, so nothing is dropped unless it overflows)."""
     return build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
 
@@ -93,7 +93,7 @@ class FullStrategy:
     name: str = "full"
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        ctx = _everything(history, profile, meter)
+        ctx = whole_context(history, profile, meter)
         ctx = replace(ctx, budget_tokens=profile.context_window)
         over = ctx.total_tokens > profile.context_window
         notes = (f"overflow: {ctx.total_tokens:,} > window {profile.context_window:,}",) if over else ()
@@ -130,7 +130,7 @@ class SlidingStrategy:
         while True:
             # the newest user message stays even when the window has slid past it: the task must stay
             window = ([units[newest_user]] if 0 <= newest_user < first else []) + units[first:]
-            ctx = _everything(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
+            ctx = whole_context(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
             starts_wrong = profile.requires_user_first and window[0].first.role != "user"
             if (ctx.total_tokens <= budget and not starts_wrong) or first >= len(units) - 1:
                 break
@@ -161,7 +161,7 @@ class RecordedStrategy:
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         view, _, notes = compacted_view(history)
-        ctx = _everything(view, profile, meter)
+        ctx = whole_context(view, profile, meter)
         return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
                         overflow=ctx.total_tokens > profile.context_window)
 

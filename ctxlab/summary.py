@@ -30,6 +30,7 @@ from .context import BudgetPolicy, Context, build_context
 from .errors import BudgetError
 from .interactions import group_units
 from .messages import Conversation, Message, TextPart, ToolCallPart
+from .strategies import whole_context
 from .tokens import TiktokenCounter, TokenCounter
 
 SECTIONS = ("Task", "Constraints", "Decisions", "Files", "Commands", "Errors", "Open steps", "Pages")
@@ -321,10 +322,6 @@ class LLMSummarizer:
         return Summary(text, tuple(m.id for m in dropped), tokens=self.counter.count(text))  # kept: unknown
 
 
-def _everything(conversation: Conversation, profile: Any, meter: Any) -> Context:
-    return build_context(conversation, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
-
-
 def summary_call(history: Conversation, dropped: Sequence[Message], summary: Summary, profile: Any, meter: Any, *,
                  prompt: str | None = None, on_cached_prefix: bool = False, prefix: Context | None = None) -> Any:
     """The summary as a model call: a :class:`~ctxlab.strategies.SideCall`, which the replay gives its
@@ -347,7 +344,7 @@ def summary_call(history: Conversation, dropped: Sequence[Message], summary: Sum
         view = Conversation(history.id, (Message("user", (TextPart(text),), id="summary-request", thread=thread),),
                             inferred_head_tokens=0)
     how = "on the cached prefix" if on_cached_prefix else "fresh"
-    return SideCall("summary", _everything(view, profile, meter), meter.text(summary.text),
+    return SideCall("summary", whole_context(view, profile, meter), meter.text(summary.text),
                     f"{len(dropped)} dropped messages, {how}")
 
 

@@ -35,10 +35,10 @@ Run ``python data/make_fidelity_table.py [SOURCE_DIR] [OUTDIR]``.
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from pathlib import Path
+
+from csv_text import csv_text  # data/csv_text.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SOURCE_DIR = HERE.parent.parent / "shared" / "data" / "transcripts"
@@ -81,12 +81,8 @@ def table_row(name: str, path: Path, source: str, licence: str) -> dict[str, obj
 
 
 def to_csv(rows: list[dict[str, object]]) -> str:
-    """CSV text with ``\\n`` line ends (the same bytes on every platform)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    """The file's text (one shared writer: data/csv_text.py)."""
+    return csv_text(rows, COLUMNS)
 
 
 def main(argv: list[str]) -> int:

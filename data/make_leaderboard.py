@@ -27,12 +27,12 @@ absent. The replays run in parallel (one process per core): about a minute and a
 
 from __future__ import annotations
 
-import csv
-import io
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from csv_text import csv_text  # data/csv_text.py, beside this script
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
@@ -127,14 +127,8 @@ def header_lines(source: Path) -> list[tuple[str, str]]:
 
 
 def to_csv(header: list[tuple[str, str]], rows: list[dict[str, object]]) -> str:
-    """The file's text with ``\\n`` line ends (the same bytes on every platform)."""
-    out = io.StringIO()
-    for key, value in header:
-        out.write(f"# {key}: {value}\n")
-    writer = csv.DictWriter(out, fieldnames=list(CSV_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    """The file's text: the ``# key: value`` header, then the table."""
+    return csv_text(rows, CSV_COLUMNS, header)
 
 
 def main(argv: list[str]) -> int:

@@ -23,12 +23,12 @@ stays a check on them. Run ``python data/make_pi_bill.py [SOURCE.jsonl] [OUTDIR]
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+
+from csv_text import csv_text  # data/csv_text.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_SOURCE = HERE.parent.parent / "shared" / "data" / "transcripts" / "pi-mono" / "before-compaction.jsonl"
@@ -89,12 +89,8 @@ def bill_rows(lines: list[str]) -> list[dict[str, object]]:
 
 
 def to_csv(rows: list[dict[str, object]]) -> str:
-    """CSV text with ``\\n`` line ends (the same bytes on every platform)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    """The file's text (one shared writer: data/csv_text.py)."""
+    return csv_text(rows, COLUMNS)
 
 
 def main(argv: list[str]) -> int:

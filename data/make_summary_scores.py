@@ -26,10 +26,10 @@ when the source is absent.
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from pathlib import Path
+
+from csv_text import csv_text  # data/csv_text.py, beside this script
 
 HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run from a clone without installing ctxlab
@@ -75,12 +75,8 @@ def score_rows(source: Path, facts_path: Path = HERE / "pi_facts.json") -> list[
 
 
 def to_csv(rows: list[dict[str, object]]) -> str:
-    """CSV text with ``\\n`` line ends (the same bytes on every platform)."""
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    return out.getvalue()
+    """The file's text (one shared writer: data/csv_text.py)."""
+    return csv_text(rows, COLUMNS)
 
 
 def main(argv: list[str]) -> int:

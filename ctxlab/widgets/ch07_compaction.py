@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from ..compaction import CompactionError, CompactionPolicy, CompactionStrategy, _everything, without_recorded
+from ..compaction import CompactionError, CompactionPolicy, CompactionStrategy, without_recorded
 from ..errors import CtxlabError
 from ..facts import Fact, fact_retention
 from ..interactions import group_units
@@ -39,7 +39,7 @@ from ..messages import Conversation, ToolSpec, assistant, tool_result, user
 from ..profiles import ModelProfile, profile_for, with_window
 from ..render import prefix_diff
 from ..replay import ReplayResult, model_calls, replay
-from ..strategies import Call, compacted_view, get_strategy
+from ..strategies import Call, compacted_view, get_strategy, whole_context
 from ..summary import RuleBasedSummarizer
 from ..tokens import MessageMeter
 from ._plots import COLOURS, figure, show_in
@@ -407,7 +407,7 @@ def naive_rounds(case: FloorCase, rounds: int = 4) -> list[tuple[int, int, int]]
     meter = MessageMeter(case.profile)
     budget = case.profile.budget_tokens()
     view = case.history
-    out = [(0, 0, _everything(view, case.profile, meter).total_tokens)]
+    out = [(0, 0, whole_context(view, case.profile, meter).total_tokens)]
     for k in range(1, rounds + 1):
         units = group_units([m for m in view.messages if m.origin not in ("compact_summary", "meta")])
         pinned = max((u.index for u in units if u.first.is_real_user), default=None)
@@ -416,7 +416,7 @@ def naive_rounds(case: FloorCase, rounds: int = 4) -> list[tuple[int, int, int]]
             text = RuleBasedSummarizer().summarize(foldable).text
             kept = tuple(m for m in view.messages if m not in foldable)
             view = replace(view, items=(user(text, f"summary-{k}", origin="compact_summary"), *kept))
-        size = _everything(view, case.profile, meter).total_tokens
+        size = whole_context(view, case.profile, meter).total_tokens
         out.append((k, len(foldable), size))
         if size <= budget:
             break
@@ -443,7 +443,7 @@ def loop_trap(case: FloorCase) -> LoopTrap:
     """Ask :class:`~ctxlab.compaction.CompactionStrategy` for the floor case's last call; catch its typed error.
     Chapter 07."""
     meter = MessageMeter(case.profile)
-    ctx = _everything(case.history, case.profile, meter)
+    ctx = whole_context(case.history, case.profile, meter)
     head = ctx.total_tokens - ctx.message_tokens
     units = group_units(list(case.history.messages))
     newest = sum(meter.message(m) for m in units[-1].messages)
