@@ -4,6 +4,7 @@
     python run.py lab [--headless] [--port N]   set up .venv, then start JupyterLab on notebooks/
     python run.py test [pytest args...]         set up .venv, then run the tests and every notebook
     python run.py test --setup-only             set up only
+    python run.py browser [pytest args...]      set up .venv (and Chromium), then the real-browser tests
 
 Set-up: create ``.venv`` in the project with ``python -m venv`` if it is missing, install the
 project editable with the ``lab`` (or ``test``) extra — with ``uv`` when it is on PATH, else
@@ -37,7 +38,7 @@ STAMP = VENV / "ctxlab-setup.json"
 NOTEBOOKS = ROOT / "notebooks"
 SANITIZE = ROOT / "tests" / "nbval_sanitize.cfg"
 MIN_PYTHON = (3, 10)
-EXTRAS = {"lab": {"lab"}, "test": {"lab", "test"}}  # extra -> what installing it provides
+EXTRAS = {"lab": {"lab"}, "test": {"lab", "test"}, "browser": {"lab", "test", "browser"}}  # extra -> what installing it provides
 
 # What pytest runs besides pyproject's addopts (which hold the network guard): every notebook with
 # plain --nbval in this venv's kernel, two workers, one file per worker (nbval needs loadfile).
@@ -275,6 +276,63 @@ def cmd_test(args: argparse.Namespace, pytest_args: list[str]) -> int:
     return code
 
 
+# Where the real-browser tests look for the system's Chromium (tests/test_browser.py looks in the same places).
+CHROMIUM_NAMES = ("/usr/bin/chromium", "chromium", "chromium-browser")
+
+
+def find_chromium() -> str | None:
+    """The system's Chromium (``CTXLAB_CHROMIUM`` first, then the usual names on PATH), or None."""
+    for name in (os.environ.get("CTXLAB_CHROMIUM", ""), *CHROMIUM_NAMES):
+        path = name if os.path.isabs(name) and os.access(name, os.X_OK) else shutil.which(name) if name else None
+        if path:
+            return path
+    return None
+
+
+def ensure_chromium() -> str | None:
+    """Find Chromium; on Linux as root with apt-get, install Debian's ``chromium`` when it is missing
+    (~20 s after ``apt-get update``). Never a browser download by playwright (``playwright install``)."""
+    found = find_chromium()
+    if found:
+        step(f"Chromium: {found}")
+        return found
+    is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if sys.platform.startswith("linux") and is_root and shutil.which("apt-get"):
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        for cmd in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+            step(f"no Chromium found: running {' '.join(cmd)}")
+            if run(cmd, env=env):
+                step(f"{' '.join(cmd)} failed; the browser tests will be skipped")
+                return None
+        return find_chromium()
+    step("no Chromium found: install it (Debian/Ubuntu: sudo apt-get install chromium) or set CTXLAB_CHROMIUM "
+         "to a Chromium or Chrome executable; without it the browser tests are skipped")
+    return None
+
+
+def browser_pytest_command(python: Path | str, extra_args: list[str]) -> list[str]:
+    """pytest on the real-browser tests only. This ``-m`` comes after pyproject's addopts and replaces
+    their ``-m 'not browser and not thorough'``; the addopts' network guard stays."""
+    return [str(python), "-m", "pytest", "-m", "browser", "-rs", "tests/test_browser.py", *extra_args]
+
+
+def cmd_browser(pytest_args: list[str]) -> int:
+    python = setup("browser")
+    chromium = ensure_chromium()
+    with tempfile.TemporaryDirectory(prefix="ctxlab-browser-", ignore_cleanup_errors=True) as tmp:
+        env = test_environment(Path(tmp))
+        if chromium:
+            env["CTXLAB_CHROMIUM"] = chromium  # the tests use the browser found here
+        cmd = browser_pytest_command(python, pytest_args)
+        step(f"running: pytest {' '.join(cmd[3:])}  (JupyterLab + Chromium on 127.0.0.1; 1-3 minutes)")
+        code = run(cmd, cwd=str(ROOT), env=env)
+    if not chromium:
+        step("no Chromium: nothing was tested in a browser (the tests were skipped)")
+        return code or 1
+    step("browser tests passed" if code == 0 else f"browser tests failed (pytest exit code {code})")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="run.py", allow_abbrev=False, description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -283,11 +341,15 @@ def main(argv: list[str] | None = None) -> int:
     lab.add_argument("--port", type=int, default=None, help="port (default: 8888 or the next free one)")
     test = sub.add_parser("test", allow_abbrev=False, help="set up .venv, then run the tests and every notebook (extra args go to pytest)")
     test.add_argument("--setup-only", action="store_true", help="set up .venv and stop")
+    sub.add_parser("browser", allow_abbrev=False, help="set up .venv (and Chromium on Linux as root), then run the "
+                   "real-browser tests (extra args go to pytest)")
     args, rest = parser.parse_known_args(argv)
     if args.command == "lab":
         if rest:
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         return cmd_lab(args)
+    if args.command == "browser":
+        return cmd_browser(rest)
     return cmd_test(args, rest)
 
 

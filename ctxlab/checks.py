@@ -2,32 +2,41 @@
 
 Providers reject a request with a 400 error when a tool result has no call or a call has no
 result; a context that lost the system prompt or the newest user message is valid but wrong.
-:func:`check_context` states the rules once; ``replay --check``, the property tests and the
-chapters use it.
+:func:`check_context` states the rules once; ``replay --check``, the property tests
+(``tests/test_properties.py``) and the chapters use it.
 
 Rules (each violation names its rule):
 
 * ``pairing`` — no orphan on either side (``interactions.find_orphans``);
+* ``provider`` — the provider would accept the messages (``interactions.provider_error``: each
+  call's results right after it), checked when it would accept the whole history;
 * ``budget`` — total tokens within the budget under the strategy's own counter (strategies that
-  do not promise a budget, ``full`` and ``recorded``, report overflows in the ledger instead);
+  do not promise a budget, ``full`` and ``recorded``, report overflows in the ledger instead), and
+  a budget no larger than the window;
 * ``head`` — the system prompt and tools are the conversation's, first and unchanged (a strategy
   may append after them: a summary to the system prompt — as its own block or at the end of the
-  last one — and a ``read_page`` tool to the tools);
-* ``newest_user`` — the newest real user message of the history is in the context, unless a
-  recorded or ctxlab compaction summarised it;
+  last one — and the ``read_page`` tool to the tools);
+* ``history`` — every message comes from the history, in its order and at most once; the only
+  others are ctxlab's stubs for unanswered calls (``origin="synthetic"``) and summaries
+  (``origin="compact_summary"``). A pruned or paged result keeps the id of the one it stands for;
+* ``newest_user`` — the newest real user message of the history is in the context, unless the
+  newest compaction in the history (recorded or ctxlab's) summarised it;
 * ``not_empty`` — at least one message;
 * ``user_first`` — a profile that needs a user message first gets one.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from .context import Context
-from .interactions import find_orphans
-from .messages import Conversation
+from .errors import OrphanError
+from .interactions import find_orphans, group_units, provider_error
+from .messages import Conversation, Message
 
 UNBUDGETED = frozenset({"full", "recorded"})
+MADE_BY_CTXLAB = frozenset({"synthetic", "compact_summary"})  # origins of messages a context may add
 
 
 @dataclass(frozen=True)
@@ -47,9 +56,40 @@ def check_context(context: Context, history: Conversation, strategy: str = "budg
     if not context.messages:
         found.append(Violation("not_empty", "the context holds no message"))
     found += [Violation("pairing", str(o)) for o in find_orphans(context.messages)]
+    found += _provider(context, history)
     if strategy not in UNBUDGETED and context.total_tokens > context.budget_tokens:
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
+    if context.budget_tokens > context.window_tokens:
+        found.append(Violation("budget", f"the budget of {context.budget_tokens:,} tokens is larger than the "
+                                         f"window of {context.window_tokens:,}"))
+    found += _head(context, history)
+    found += _history(context.messages, history.messages)
+    users = [m for m in history.messages if m.is_real_user]
+    if users and users[-1] not in context.messages and not _summarised(users[-1], history):
+        found.append(Violation("newest_user", f"the newest user message {users[-1].where()} is missing"))
+    if context.profile.requires_user_first and context.messages and context.messages[0].role != "user":
+        found.append(Violation("user_first", f"{context.profile.name} needs a user message first, got "
+                                             f"{context.messages[0].where()}"))
+    return found
+
+
+def _provider(context: Context, history: Conversation) -> list[Violation]:
+    """What the provider would reject, when the whole history — with the declared stubs — passes."""
+    error = provider_error(context.messages, context.profile.provider)
+    if error is None:
+        return []
+    try:
+        whole = [m for u in group_units([m for m in history.messages if m.origin != "meta"]) for m in u.messages]
+    except OrphanError:
+        return []  # the history itself cannot be sent: pairing and the strategy report it
+    if provider_error(whole, context.profile.provider) is not None:
+        return []  # the transcript recorded it so (a system reminder between a call and its result)
+    return [Violation("provider", error)]
+
+
+def _head(context: Context, history: Conversation) -> list[Violation]:
+    from .paging import READ_PAGE_TOOL  # the one tool a strategy may add
     from .summary import SUMMARY_MARKER  # how every placed summary opens
 
     base = len(history.system)
@@ -57,14 +97,41 @@ def check_context(context: Context, history: Conversation, strategy: str = "budg
     # a summary appended to the end of the last system block (the texts' placement) keeps the head
     extended = bool(base) and head[:-1] == history.system[:-1] and \
         head[-1].startswith(f"{history.system[-1]}\n\n{SUMMARY_MARKER}")
+    added_blocks = context.system[base:]
+    added_tools = context.tools[len(history.tools):]
     if (head != history.system and not extended) or context.tools[:len(history.tools)] != history.tools:
-        found.append(Violation("head", "the system prompt or the tools differ from the conversation's"))
-    users = [m for m in history.messages if m.is_real_user]
-    summarised = (any(m.origin == "compact_summary" for m in context.messages) or len(context.system) > base
-                  or extended or any(SUMMARY_MARKER in m.text for m in context.messages if m.role == "user"))
-    if users and users[-1] not in context.messages and not summarised:
-        found.append(Violation("newest_user", f"the newest user message {users[-1].where()} is missing"))
-    if context.profile.requires_user_first and context.messages and context.messages[0].role != "user":
-        found.append(Violation("user_first", f"{context.profile.name} needs a user message first, got "
-                                             f"{context.messages[0].where()}"))
+        return [Violation("head", "the system prompt or the tools differ from the conversation's")]
+    if any(not block.startswith(SUMMARY_MARKER) for block in added_blocks):
+        return [Violation("head", "a system block was added that is not a summary")]
+    if any(tool != READ_PAGE_TOOL for tool in added_tools):
+        return [Violation("head", f"tools were added besides read_page: {', '.join(t.name for t in added_tools)}")]
+    return []
+
+
+def _history(sent: tuple[Message, ...], recorded: tuple[Message, ...]) -> list[Violation]:
+    """Messages not from the history, out of its order, or sent twice (ids a transcript repeats are not judged)."""
+    counts = Counter(m.id for m in recorded)
+    position = {m.id: k for k, m in enumerate(recorded)}  # message id -> index in the history
+    found, last, seen = [], -1, set()
+    for m in sent:
+        if m.id not in position:
+            if m.origin not in MADE_BY_CTXLAB:
+                found.append(Violation("history", f"{m.where()} is not in the history"))
+            continue
+        if counts[m.id] > 1:
+            continue
+        if m.id in seen:
+            found.append(Violation("history", f"{m.where()} is sent twice"))
+        elif position[m.id] < last:
+            found.append(Violation("history", f"{m.where()} is out of the history's order"))
+        seen.add(m.id)
+        last = max(last, position[m.id])
     return found
+
+
+def _summarised(message: Message, history: Conversation) -> bool:
+    """Whether the newest compaction in ``history`` left ``message`` out of the view (its summary stands for it)."""
+    from .strategies import compacted_view
+
+    view, entry, _ = compacted_view(history)
+    return entry is not None and message not in view.messages

@@ -4,7 +4,8 @@
 conversations, messages by role, interaction units, orphaned tool calls and results (each one
 named), token totals under four counters, the model profile used and the static head.
 ``--json`` prints the same as one JSON object. Bad input ends with one line on stderr and exit
-code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). Plumbing, not a chapter: it only
+code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). API keys in what is printed are
+masked (:func:`ctxlab.redact.redact`); the counts are made from the text as recorded. Plumbing, not a chapter: it only
 calls the textbook modules.
 """
 
@@ -23,6 +24,7 @@ from .errors import CtxlabError, OrphanError
 from .interactions import find_orphans, group_units
 from .messages import Conversation, Message, Transcript
 from .profiles import ModelProfile, profile_for
+from .redact import redact
 from .tokens import COUNTER_NAMES, MessageMeter, get_counter, infer_static_head
 
 NOTES_SHOWN = 10  # the text report lists this many notes, then a count
@@ -113,7 +115,8 @@ def inspect_report(transcript: Transcript, conversation: int | None = None) -> d
         "tokens": {name: sum(r["tokens"][name] for r in parts) for name in COUNTER_NAMES},
         "profile": reports[selected]["profile"] if selected is not None else None,
         "static_head": reports[selected]["static_head"] if selected is not None else None,
-        "notes": list(transcript.notes) + [n for r in parts for n in r["notes"]],
+        # readers repeat their skip notes on the conversation: each note once
+        "notes": list(dict.fromkeys([*transcript.notes, *(n for r in parts for n in r["notes"])])),
         "conversation": reports[selected] if selected is not None else None,
     }
 
@@ -192,9 +195,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
     rep = inspect_report(transcript, args.conversation)
     if args.json:
-        print(json.dumps(rep, ensure_ascii=False, indent=1))
+        print(redact(json.dumps(rep, ensure_ascii=False, indent=1)))  # keys masked in what is shown, not counted
     else:
-        print(format_report(rep))
+        print(redact(format_report(rep)))
     return 0
 
 
@@ -250,13 +253,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CtxlabError, ValueError, OSError) as err:
         if os.environ.get("CTXLAB_DEBUG"):
             raise
-        print(f"ctxlab {args.command}: error: {_one_line(err)}", file=sys.stderr)
+        message = _one_line(err)
+        if getattr(args, "strict", None) is not None:  # the readers' hint, in this command's words
+            message = message.replace("load with strict=False", "run with --lenient")
+        print(redact(f"ctxlab {args.command}: error: {message}"), file=sys.stderr)  # errors quote bad values
         return 2
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a ctxlab bug: still one line, and a way to see more
         if os.environ.get("CTXLAB_DEBUG"):
             raise
-        print(f"ctxlab {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
-              "(a bug in ctxlab? run again with CTXLAB_DEBUG=1 for the traceback)", file=sys.stderr)
+        print(redact(f"ctxlab {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
+                     "(a bug in ctxlab? run again with CTXLAB_DEBUG=1 for the traceback)"), file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@
 Without ``--conversation``, every conversation of the file is replayed on its own (a tau-bench
 file holds 200). ``--recorded`` prints what really happened instead (the recorded usage, priced)
 with the two fidelity figures. ``--check`` validates every context built and exits 1 naming the
-first call and rule that failed.
+first call and rule that failed. API keys in what is printed are masked (:func:`ctxlab.redact.redact`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CtxlabError
+from .redact import redact
 
 
 def add_parser(sub: Any) -> None:
@@ -78,10 +79,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts, check=args.check)
     failed = [r for r in rows if r.violations]
     if args.json:
-        print(json.dumps({"file": transcript.file, "conversation": conv.id, "window": args.window,
-                          "strategies": [r.as_dict() for r in rows]}, ensure_ascii=False, indent=1))
+        print(redact(json.dumps({"file": transcript.file, "conversation": conv.id, "window": args.window,
+                                 "strategies": [r.as_dict() for r in rows]}, ensure_ascii=False, indent=1)))
     else:
-        print(f"{transcript.file} ({conv.id}): every strategy replayed" + (f", window {args.window:,}" if args.window else ""))
+        print(redact(f"{transcript.file} ({conv.id}): every strategy replayed")
+              + (f", window {args.window:,}" if args.window else ""))
         print(format_rows(rows))
     if failed:
         print(f"ctxlab replay --compare --check: {failed[0].name} broke {failed[0].violations} rules", file=sys.stderr)
@@ -137,8 +139,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         texts.append(f"== {conv.id} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
     if skipped:
         out["skipped_conversations"] = skipped
-        print(f"ctxlab replay: {len(skipped)} of {len(chosen)} conversations could not be replayed "
-              f"({', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}); see the notes", file=sys.stderr)
+        print(redact(f"ctxlab replay: {len(skipped)} of {len(chosen)} conversations could not be replayed "
+                     f"({', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}); see the notes"), file=sys.stderr)
         if len(skipped) == len(chosen):
             return 2
     overall = Ledger(all_rows)
@@ -155,16 +157,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         "violations": [{"conversation": cid, "thread": call.thread, "call": call.index,
                                         "rule": v.rule, "detail": v.detail} for cid, call, v in failures]}
     if args.json:
-        print(json.dumps(out, ensure_ascii=False, indent=1))
+        print(redact(json.dumps(out, ensure_ascii=False, indent=1)))  # keys masked in what is shown, not counted
     else:
-        print("\n\n".join(texts))
+        print(redact("\n\n".join(texts)))
         t = overall.totals()
         cost = f"${t.cost_usd:,.4f}" if t.cost_usd is not None else "unpriced"
         print(f"\nall: {t.calls} calls, {t.total_input_tokens:,} prompt tokens, hit rate {t.hit_rate:.1%}, "
               f"cost {cost}, overflows {t.overflow_calls} ({out['strategy']}; "
               f"prices: {out['prices']['package']} {out['prices']['version']})")
         for n in out["notes"]:
-            print(f"note: {n}")
+            print(redact(f"note: {n}"))
         if args.check:
             print("check: OK, every context passed" if not failures else f"check: {len(failures)} violations")
             if args.strategy in ("full", "recorded") and t.overflow_calls:
@@ -172,6 +174,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
                       "reported as overflows in the ledger, not as check failures")
     if failures:
         cid, call, v = failures[0]
-        print(f"ctxlab replay --check: {cid} thread {call.thread!r} call {call.index}: {v}", file=sys.stderr)
+        print(redact(f"ctxlab replay --check: {cid} thread {call.thread!r} call {call.index}: {v}"), file=sys.stderr)
         return 1
     return 0

@@ -2,19 +2,26 @@
 
 What it holds: one pair of functions per type of :mod:`ctxlab.messages`, so that
 ``message_from_dict(message_to_dict(m)) == m`` for every message (and likewise for entries,
-tool specs, usage and parts), and :func:`dumps`, the one way ctxlab turns such a dict into a line
-of JSON (UTF-8 text kept as is: ``ensure_ascii=False``; no spaces; no NaN).
+tool specs, usage and parts); :func:`dumps`, the one way ctxlab turns such a dict into a line
+of JSON (UTF-8 text kept as is: ``ensure_ascii=False``; no spaces; no NaN); and :func:`loads`, the
+one way ctxlab parses a JSON text it did not write (nesting too deep for Python's parser becomes
+a ``json.JSONDecodeError`` like any other bad JSON, not a ``RecursionError``).
 
 Simplified on purpose: fields that hold their default value are left out of the dict (a short
 line is easier to read in a session file) and restored by ``*_from_dict``; a dict with an unknown
 key or a missing required key is refused with a ``ValueError`` naming the key, so a typo in a
-hand-edited file is found instead of silently dropped. Tuples inside ``Entry.data`` or
+hand-edited file is found instead of silently dropped; so is a value of the wrong type (a
+number where text belongs) and a token count that is negative or above :data:`MAX_TOKEN_COUNT`.
+Tuples inside ``Entry.data`` or
 ``Usage.raw`` come back as lists (JSON has no tuples). Used by :mod:`ctxlab.session`; chapter 02.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import re
+import sys
 from typing import Any
 
 from ctxlab.messages import (
@@ -39,7 +46,13 @@ __all__ = [
     "entry_to_dict", "entry_from_dict",
     "toolspec_to_dict", "toolspec_from_dict",
     "item_to_dict", "item_from_dict",
+    "loads", "too_deep", "MAX_TOKEN_COUNT",
 ]
+
+MAX_TOKEN_COUNT = 2**53 - 1
+"""The largest token count ctxlab accepts: JavaScript's ``Number.MAX_SAFE_INTEGER`` (ECMA-262,
+"Number.MAX_SAFE_INTEGER"), the largest integer a JSON number written by a JavaScript agent (pi,
+Claude Code) holds exactly. A bigger or a negative count is a damaged file, not a recorded usage."""
 
 
 def dumps(obj: Any) -> str:
@@ -47,7 +60,77 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
-def _check_keys(d: dict[str, Any], what: str, required: set[str], optional: set[str]) -> None:
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')  # a JSON string (skipped whole) or a bracket
+
+
+def _deepest(text: str) -> tuple[int, int]:
+    """``(depth, offset)`` of the deepest bracket of a JSON text: ``_deepest('{"a": [[1]]}')`` → ``(3, 7)``."""
+    depth, best, at = 0, 0, 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > best:
+                best, at = depth, m.start()
+        elif c in "]}":
+            depth -= 1
+    return best, at
+
+
+def _no_nan(token: str) -> float:
+    raise ValueError(f"{token} is not a number JSON allows")
+
+
+def _finite(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise ValueError(f"{token} is too large for a number (it reads as infinity)")
+    return value
+
+
+def loads(text: str, *, allow_nan: bool = True) -> Any:
+    """``json.loads``, made safe for hostile input: ``loads("[" * 100_000 + "]" * 100_000)`` raises a
+    ``json.JSONDecodeError`` ("nested 100,000 levels deep ...") at the deepest bracket instead of
+    Python's ``RecursionError`` (its parser recurses once per level, up to ``sys.getrecursionlimit()``).
+
+    ``allow_nan=False`` also refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
+    (``1e400``) with a ``ValueError``: :func:`dumps` never writes them, so a session file holding one
+    was not written by ctxlab. Chapter 02.
+    """
+    try:
+        if allow_nan:
+            return json.loads(text)
+        return json.loads(text, parse_constant=_no_nan, parse_float=_finite)
+    except RecursionError:
+        raise too_deep(text) from None
+
+
+def too_deep(text: str) -> json.JSONDecodeError:
+    """The error for a JSON text whose parse ran out of recursion, located at its deepest bracket."""
+    depth, at = _deepest(text)
+    return json.JSONDecodeError(f"nested {depth:,} levels deep, more than Python's JSON parser follows "
+                                f"(about {sys.getrecursionlimit():,})", text, at)
+
+
+_KINDS: dict[str, tuple[type, ...]] = {  # what a key must hold, as said in errors -> the Python types allowed
+    "a string": (str,), "a string or null": (str, type(None)), "an integer": (int,),
+    "an integer or null": (int, type(None)), "true or false": (bool,), "a list": (list,), "an object": (dict,),
+    "an object or null": (dict, type(None)),
+}
+
+
+def _check_types(d: dict[str, Any], what: str, types: dict[str, str]) -> None:
+    """Each key of ``d`` named in ``types`` holds that kind of JSON value (``true`` is not an integer)."""
+    for key, kind in types.items():
+        if key in d:
+            value, allowed = d[key], _KINDS[kind]
+            if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+                got = "null" if value is None else type(value).__name__
+                raise ValueError(f"{what}: {key!r} must be {kind}, got {got}")
+
+
+def _check_keys(d: dict[str, Any], what: str, required: set[str], optional: set[str],
+                types: dict[str, str] | None = None) -> None:
     if not isinstance(d, dict):
         raise ValueError(f"{what}: expected a JSON object, got {type(d).__name__}")
     missing = required - d.keys()
@@ -56,6 +139,16 @@ def _check_keys(d: dict[str, Any], what: str, required: set[str], optional: set[
     unknown = d.keys() - required - optional
     if unknown:
         raise ValueError(f"{what}: unknown key {sorted(unknown)[0]!r}")
+    if types:
+        _check_types(d, what, types)
+
+
+def _token_count(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ValueError(f"{what}: a token count must be an integer, got {type(value).__name__} {value!r:.40}")
+    if not 0 <= value <= MAX_TOKEN_COUNT:
+        raise ValueError(f"{what}: token count {value:.3g} is outside 0 .. 2**53 - 1 (a damaged file?)")
+    return value
 
 
 # ---- parts -------------------------------------------------------------------------------------
@@ -89,16 +182,20 @@ def part_from_dict(d: dict[str, Any]) -> Part:
     """The inverse of :func:`part_to_dict`."""
     kind = d.get("type") if isinstance(d, dict) else None
     if kind == "text":
-        _check_keys(d, "text part", {"type", "text"}, set())
+        _check_keys(d, "text part", {"type", "text"}, set(), {"text": "a string"})
         return TextPart(d["text"])
     if kind == "thinking":
-        _check_keys(d, "thinking part", {"type", "text"}, {"signature", "redacted"})
+        _check_keys(d, "thinking part", {"type", "text"}, {"signature", "redacted"},
+                    {"text": "a string", "signature": "a string or null", "redacted": "true or false"})
         return ThinkingPart(d["text"], signature=d.get("signature"), redacted=bool(d.get("redacted", False)))
     if kind == "tool_call":
-        _check_keys(d, "tool_call part", {"type", "id", "name", "arguments"}, set())
+        _check_keys(d, "tool_call part", {"type", "id", "name", "arguments"}, set(),
+                    {"id": "a string", "name": "a string", "arguments": "a string"})
         return ToolCallPart(d["id"], d["name"], d["arguments"])
     if kind == "image":
-        _check_keys(d, "image part", {"type"}, {"media_type", "width", "height", "data_chars"})
+        _check_keys(d, "image part", {"type"}, {"media_type", "width", "height", "data_chars"},
+                    {"media_type": "a string", "width": "an integer or null", "height": "an integer or null",
+                     "data_chars": "an integer"})
         return ImagePart(media_type=d.get("media_type", "image/png"), width=d.get("width"),
                          height=d.get("height"), data_chars=d.get("data_chars", 0))
     raise ValueError(f"part: unknown type {kind!r} (expected text, thinking, tool_call or image)")
@@ -122,8 +219,9 @@ def usage_to_dict(usage: Usage) -> dict[str, Any]:
 
 def usage_from_dict(d: dict[str, Any]) -> Usage:
     """The inverse of :func:`usage_to_dict` (``raw`` included, although it takes no part in ``==``)."""
-    _check_keys(d, "usage", set(), set(_USAGE_INTS) | {"cost_usd", "raw"})
-    return Usage(**{k: d.get(k, 0) for k in _USAGE_INTS},
+    _check_keys(d, "usage", set(), set(_USAGE_INTS) | {"cost_usd", "raw"},
+                {"cost_usd": "an object or null", "raw": "an object"})
+    return Usage(**{k: _token_count(d.get(k, 0), f"usage: {k!r}") for k in _USAGE_INTS},
                  cost_usd=dict(d["cost_usd"]) if d.get("cost_usd") is not None else None,
                  raw=dict(d.get("raw", {})))
 
@@ -135,7 +233,7 @@ def _source_to_dict(source: SourceRef) -> dict[str, Any]:
 
 
 def _source_from_dict(d: dict[str, Any]) -> SourceRef:
-    _check_keys(d, "source", {"file", "line"}, set())
+    _check_keys(d, "source", {"file", "line"}, set(), {"file": "a string", "line": "an integer"})
     return SourceRef(d["file"], d["line"])
 
 
@@ -145,6 +243,8 @@ _MESSAGE_OPTIONAL: dict[str, Any] = {
     "timestamp": None, "model": None, "provider": None, "stop_reason": None, "thread": "main",
     "origin": None,
 }
+_MESSAGE_TYPES = {"id": "a string", "parts": "a list", "is_error": "true or false", "thread": "a string",
+                  **{k: "a string or null" for k, v in _MESSAGE_OPTIONAL.items() if v is None}}
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
@@ -164,7 +264,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 
 def message_from_dict(d: dict[str, Any]) -> Message:
     """The inverse of :func:`message_to_dict`."""
-    _check_keys(d, "message", {"role", "id", "parts"}, set(_MESSAGE_OPTIONAL) | {"source", "usage"})
+    _check_keys(d, "message", {"role", "id", "parts"}, set(_MESSAGE_OPTIONAL) | {"source", "usage"}, _MESSAGE_TYPES)
     if d["role"] not in ("user", "assistant", "tool"):
         raise ValueError(f"message: unknown role {d['role']!r} (expected user, assistant or tool)")
     if not isinstance(d["parts"], list):
@@ -197,7 +297,8 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
 
 def entry_from_dict(d: dict[str, Any]) -> Entry:
     """The inverse of :func:`entry_to_dict`."""
-    _check_keys(d, "entry", {"kind", "id"}, {"data", "timestamp", "thread", "source"})
+    _check_keys(d, "entry", {"kind", "id"}, {"data", "timestamp", "thread", "source"},
+                {"id": "a string", "data": "an object", "timestamp": "a string or null", "thread": "a string"})
     if d["kind"] not in _ENTRY_KINDS:
         raise ValueError(f"entry: unknown kind {d['kind']!r} (expected one of {', '.join(_ENTRY_KINDS)})")
     if not isinstance(d.get("data", {}), dict):
@@ -235,7 +336,8 @@ def toolspec_to_dict(spec: ToolSpec) -> dict[str, Any]:
 
 def toolspec_from_dict(d: dict[str, Any]) -> ToolSpec:
     """The inverse of :func:`toolspec_to_dict`."""
-    _check_keys(d, "tool", {"name"}, {"description", "parameters"})
+    _check_keys(d, "tool", {"name"}, {"description", "parameters"},
+                {"name": "a string", "description": "a string", "parameters": "an object"})
     if "parameters" in d:
         return ToolSpec(d["name"], d.get("description", ""), d["parameters"])
     return ToolSpec(d["name"], d.get("description", ""))

@@ -18,8 +18,10 @@ Per call, :class:`CompactionStrategy` does:
    does not fit, raise :class:`CompactionError` — one attempt, never a loop;
 4. keep the newest units backwards while they fit the target; summarise everything older together
    with the previous summary (a summary of a summary keeps the earlier one's sources), as a model
-   call of its own (a side call with a ledger row); record the compaction entry;
-5. nothing new to summarise → no compaction (reported); above target afterwards → reported.
+   call of its own (a side call with a ledger row), held to the room the budget leaves it (a
+   summary over it is cut); record the compaction entry;
+5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the
+   context over the budget: then it is summarised again, shorter; above target afterwards → reported.
 
 Simplified on purpose: one compaction at most per call; the summary goes in as the first user
 message, as pi and Claude Code place it. Taught in chapter 07.
@@ -27,7 +29,7 @@ message, as pi and Claude Code place it. Taught in chapter 07.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Literal
 
 from .context import Context
@@ -35,7 +37,8 @@ from .errors import BudgetError
 from .interactions import Unit, group_units
 from .messages import Conversation, Entry, Message, user
 from .profiles import ModelProfile
-from .strategies import Call, Decision, SideCall, compacted_view, whole_context
+from .strategies import SUMMARY_PREFIX, Call, Decision, SideCall, compacted_view, whole_context
+from .summary import _cut_to_tokens
 from .tokens import CharsPerTokenCounter, MessageMeter
 
 SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
@@ -81,11 +84,15 @@ class CompactionStrategy:
     name: str = "compaction"
     last_request: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)  # thread -> (tokens, ids)
 
-    def _summarizer(self) -> Any:
+    def _summarizer(self, cap: int, meter: MessageMeter) -> Any:
+        """The summarizer, held to ``cap`` tokens under the meter's counter when it has such a setting."""
         if self.summarizer is None:
             from .summary import RuleBasedSummarizer  # the default; any Summarizer works
             self.summarizer = RuleBasedSummarizer()
-        return self.summarizer
+        summarizer = self.summarizer
+        if is_dataclass(summarizer) and {"max_tokens", "counter"} <= {f.name for f in fields(summarizer)}:
+            summarizer = replace(summarizer, max_tokens=max(0, min(summarizer.max_tokens, cap)), counter=meter.counter)
+        return summarizer
 
     def metered(self, ctx: Context, call: Call, meter: MessageMeter) -> int:
         """The context size the trigger sees: counted, or anchored on the previous request's size."""
@@ -126,7 +133,9 @@ class CompactionStrategy:
         tokens = [sum(meter.message(m) for m in u.messages) for u in units]
         pinned = max((u.index for u in units if u.first.is_real_user), default=None)
         newest = units[-1].index
-        reserve = int(self.policy.summary_share * self.policy.target_ratio * window)
+        # room for the summary: its share of the target, and never less than its message's fixed opening
+        opening = meter.message(user(SUMMARY_PREFIX, "summary:empty"))
+        reserve = max(int(self.policy.summary_share * self.policy.target_ratio * window), opening)
         floor = head + reserve + tokens[newest] + (tokens[pinned] if pinned not in (None, newest) else 0)
         shrunk_entries: tuple[Entry, ...] = ()
         if floor > budget:
@@ -152,21 +161,40 @@ class CompactionStrategy:
             first_kept = u.index
         dropped = [m for u in units[:first_kept] if u.index != pinned for m in u.messages]
         if not dropped:
-            notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
             if shrunk_entries:  # the pruned newest results are all that changed
                 ctx = whole_context(compacted_view(view)[0], profile, meter)
-            return self._send(ctx, call, notes, profile, new_entries=shrunk_entries)
+            if ctx.total_tokens <= budget or entry is None:
+                notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
+                return self._send(ctx, call, notes, profile, new_entries=shrunk_entries)
+            # the previous summary is what overflows: summarise it again, within the room that is left
+            notes.append(f"over the budget ({ctx.total_tokens:,} > {budget:,}) with nothing new to summarise: "
+                         "the previous summary was summarised again, shorter")
 
         previous = entry.data.get("summary") if entry else None
-        summary = self._summarizer().summarize(dropped, previous)
+        # the summary gets what the budget leaves: the reserve plus whatever the kept units did not use
+        cap = budget - (floor - reserve) - (target - floor - room) - opening
+        summary = self._summarizer(cap, meter).summarize(dropped, previous)
         sources = sorted(set(entry.data.get("sources", ()) if entry else ()) | {m.id for m in dropped}
                          | {m.id for m in summary_msg})
         kept_pinned = [units[pinned].first.id] if pinned is not None and pinned < first_kept else []
-        new_entry = Entry("compaction", f"compaction:{call.thread}:{call.index}", thread=call.thread, data={
-            "summary": summary.text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
-            "tokens_before": ctx.total_tokens, "sources": sources, "origin": "ctxlab"})
-        after_view, _, _ = compacted_view(replace(view, items=(*view.items, new_entry)))
-        after = whole_context(after_view, profile, meter)
+        text = summary.text
+        for _ in range(4):  # a summarizer without a cap (or a token merge) may overshoot: cut the text to fit
+            new_entry = Entry("compaction", f"compaction:{call.thread}:{call.index}", thread=call.thread, data={
+                "summary": text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
+                "tokens_before": ctx.total_tokens, "sources": sources, "origin": "ctxlab"})
+            after_view, _, _ = compacted_view(replace(view, items=(*view.items, new_entry)))
+            after = whole_context(after_view, profile, meter)
+            if after.total_tokens <= budget or not text:
+                break
+            text = _cut_to_tokens(text, meter.counter.count(text) - (after.total_tokens - budget), meter.counter)
+        if after.total_tokens > budget:
+            raise CompactionError(
+                f"Compaction cannot fit: summarising {len(dropped)} messages leaves {after.total_tokens:,} tokens even "
+                f"with the summary cut to nothing, over the budget of {budget:,} (window {window:,}). Raise the "
+                "window or shorten the system prompt or tools.", needed=after.total_tokens, budget=budget)
+        if text != summary.text:
+            notes.append(f"the summary was cut from {meter.counter.count(summary.text):,} to "
+                         f"{meter.counter.count(text):,} tokens to fit the budget")
         new_entry = replace(new_entry, data={**new_entry.data, "tokens_after": after.total_tokens})
         new_entries = (*shrunk_entries, new_entry)
         notes.append(f"compacted {len(dropped)} messages: {ctx.total_tokens:,} → {after.total_tokens:,} tokens "
@@ -178,25 +206,32 @@ class CompactionStrategy:
 
     def _shrink_newest(self, units: list[Unit], tokens: list[int], excess: int, meter: MessageMeter
                        ) -> tuple[list[Unit], list[int], int, tuple[Entry, ...]]:
-        """Prune the newest unit's tool results, once, by ``excess`` tokens in all (never below 64 each).
+        """Prune the newest unit's tool results by ``excess`` tokens in all (never below 64 each).
 
         Returns the new units and counts, the tokens saved, and one ``pruned_result`` entry per result
         (the session keeps the original; the context shows the pruned one from now on).
         """
         from .codec import message_to_dict
-        from .pruning import prune_message
+        from .pruning import fair_shares, prune_message
 
         newest = units[-1]
         results = [m for m in newest.messages if m.role == "tool"]
-        big = sum(meter.message(m) for m in results)
-        if not results or big == 0:
+        sizes = [meter.message(m) - meter.overhead(m) for m in results]  # tokens of each result's content
+        if not results or sum(sizes) == 0:
             return units, tokens, 0, ()
-        swaps = {}
-        for m in results:  # each result gives up its share of the excess, from its text
-            cut = -(-excess * meter.message(m) // big)  # ceil
-            swaps[m.id] = prune_message(m, max(64, meter.message(m) - meter.overhead(m) - cut), meter.counter)
-        shrunk = tuple(swaps.get(m.id, m) for m in newest.messages)
-        new_tokens = sum(meter.message(m) for m in shrunk)
+        swaps: dict[str, Message] = {}  # message id -> its pruned replacement
+        shrunk, new_tokens, want = newest.messages, tokens[-1], excess
+        for _ in range(4):  # re-measured: the omission markers and the 64-token floors cost what a cut did not see
+            # water-filling: small results keep their size, the large ones give up the excess between them
+            for m, size, share in zip(results, sizes, fair_shares(sizes, max(0, sum(sizes) - want))):
+                pruned = prune_message(m, max(64, share), meter.counter) if share < size else m
+                if pruned is not m:
+                    swaps[m.id] = pruned
+            shrunk = tuple(swaps.get(m.id, m) for m in newest.messages)
+            new_tokens = sum(meter.message(m) for m in shrunk)
+            if tokens[-1] - new_tokens >= excess:
+                break
+            want += excess - (tokens[-1] - new_tokens)
         entries = tuple(Entry("pruned_result", f"pruned:{mid}", thread=m.thread,
                               data={"message_id": mid, "replacement": message_to_dict(m), "reason": "floor over budget"})
                         for mid, m in swaps.items())

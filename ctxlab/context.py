@@ -173,6 +173,11 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     policy = policy or BudgetPolicy()
     profile = profile or profile_for(conversation.model, conversation.provider)
     meter = meter or MessageMeter(profile)
+    if meter.incremental:  # an agent loop's meter remembers the last history: redo only what changed
+        from .incremental import incremental_context
+        fast = incremental_context(conversation, policy, profile, meter)
+        if fast is not None:  # None: an error to raise or a case to read from scratch, below
+            return fast
     budget = policy.budget_for(profile)
     notes = [n for n in (profile.tokenizer_note,) if n]
 
@@ -218,9 +223,9 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     if fixed + must_t > budget:
         what = " + ".join(f"{units[i].label()} {tokens[i]:,}" for i in sorted(must))
         raise BudgetError(
-            f"The newest unit and the pinned messages need {must_t:,} tokens ({what}) on top of the fixed "
-            f"{fixed:,}, over the budget of {budget:,}. Prune or page the largest message of the newest unit, "
-            f"{_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
+            f"The newest unit and the pinned messages need {fixed + must_t:,} tokens, over the budget of {budget:,}: "
+            f"{must_t:,} ({what}) on top of the fixed {fixed:,}. Prune or page the largest message of the newest "
+            f"unit, {_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
             needed=fixed + must_t, budget=budget)
 
     decision: dict[int, tuple[Decision, str]] = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}

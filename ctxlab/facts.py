@@ -75,8 +75,8 @@ def split_request(request: Any) -> tuple[str, str]:
     return "\n".join(t for t in seen if t), "\n".join(t for t in summary if t)
 
 
-def _occurs(fact: Fact, text: str) -> bool:
-    return any(form in text for form in _forms(fact.text))
+def _occurs(forms: tuple[str, str], text: str) -> bool:
+    return any(form in text for form in forms)
 
 
 @dataclass(frozen=True)
@@ -151,18 +151,21 @@ def fact_retention(replay_result: Any, facts: Sequence[Fact], conversation: Conv
     entries = [*conversation.entries, *(e for e in replay_result.new_entries if isinstance(e, Entry))]
     pages = {e.data["handle"]: e.data.get("message_id") for e in entries
              if e.kind == "paged_result" and "handle" in e.data}  # handle -> paged message id
+    forms = {f.id: _forms(f.text) for f in facts}  # escaped once per fact, not once per call
     rows = []
     for rec in replay_result.records:
         at = calls.get(rec.call.message.id, len(conversation.items))
         known = [f for f in facts if where[f.message_id][0] < at and where[f.message_id][1].thread == rec.call.thread]
         seen, summary = split_request(rec.request)
-        live = {pages[h] for pair in PAGE_HANDLE.findall(seen + summary) for h in pair if h in pages}
+        live: set[str | None] = set()
+        if pages:  # only a paging strategy leaves handles; the scan of the whole wire text is the slow part
+            live = {pages[h] for pair in PAGE_HANDLE.findall(seen + summary) for h in pair if h in pages}
         visible, in_summary, paged, lost = [], [], [], []
         for f in known:
             source = where[f.message_id][1]
-            if _occurs(f, seen):
+            if _occurs(forms[f.id], seen):
                 visible.append(f.id)
-            elif _occurs(f, summary):
+            elif _occurs(forms[f.id], summary):
                 in_summary.append(f.id)
             elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
                 paged.append(f.id)

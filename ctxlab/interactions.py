@@ -129,6 +129,32 @@ def _treat_unanswered(messages: list[Message], unanswered: list[str], treatment:
     return out
 
 
+def _orphan_result(msg: Message, reason: str) -> OrphanError:
+    return OrphanError(
+        f"Orphan tool result: {msg.where()} answers call {msg.tool_call_id!r}, but {reason}. "
+        "Fix the transcript; `python -m ctxlab inspect FILE` (or find_orphans() in Python) lists every such message.")
+
+
+def _preamble(messages: Sequence[Message]) -> tuple[int, list[str]]:
+    """Where the preamble — the messages before the first user message — ends, and its calls still open there.
+
+    Its tool calls pair like a round's: a system reminder while one is open rides along
+    (``[A(c1), R, T(c1), U]`` → preamble ``[A(c1), R, T(c1)]``), and one still open at the first real
+    user message is unanswered (``[A(c1), U]`` → ``c1`` gets the declared treatment).
+    """
+    open_calls: list[str] = []
+    for i, msg in enumerate(messages):
+        if msg.role == "user" and (not open_calls or _closes_round(msg)):
+            return i, open_calls
+        if msg.role == "assistant":
+            open_calls += list(msg.call_ids)
+        elif msg.role == "tool":
+            if msg.tool_call_id not in open_calls:
+                raise _orphan_result(msg, "no earlier assistant message made that call")
+            open_calls.remove(msg.tool_call_id)
+    return len(messages), open_calls
+
+
 def group_units(messages: Sequence[Message], granularity: Granularity = "round",
                 unanswered: Unanswered = "stub") -> list[Unit]:
     """Split messages into units. ``[U, A(c1), T(c1), A, U2]`` → ``[U] [A(c1) T(c1)] [A] [U2]``.
@@ -137,12 +163,12 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
     round a user message already closed), naming the message and its source line.
     """
     spans: list[tuple[str, int, int, list[str]]] = []  # (kind, start, stop, unanswered call ids)
-    first_user = next((i for i, m in enumerate(messages) if m.role == "user"), len(messages))
+    first_user, still_open = _preamble(messages)
     if first_user > 0:
-        spans.append(("preamble", 0, first_user, []))
+        spans.append(("preamble", 0, first_user, still_open))
 
     start, open_calls = None, []  # the round being built: start index, calls still waiting
-    seen: set[str] = set()
+    seen: set[str] = {c for m in messages[:first_user] for c in m.call_ids}
 
     def close(stop: int) -> None:
         nonlocal start, open_calls
@@ -154,11 +180,8 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
         msg = messages[i]
         if msg.role == "tool":
             if msg.tool_call_id not in open_calls:
-                reason = ("its round was already closed by a user message" if msg.tool_call_id in seen
-                          else "no earlier assistant message made that call")
-                raise OrphanError(
-                    f"Orphan tool result: {msg.where()} answers call {msg.tool_call_id!r}, but {reason}. "
-                    "Fix the transcript; `python -m ctxlab inspect FILE` (or find_orphans() in Python) lists every such message.")
+                raise _orphan_result(msg, "its round was already closed by a user message" if msg.tool_call_id in seen
+                                     else "no earlier assistant message made that call")
             open_calls.remove(msg.tool_call_id)
             if not open_calls:
                 close(i + 1)

@@ -55,7 +55,8 @@ class ContextManager:
         self.model = model or session.conversation().model or "claude-sonnet-4-5"
         self.profile = profile or profile_for(self.model, provider)
         self.provider = provider or self.profile.provider
-        self.meter = MessageMeter(self.profile)
+        # incremental: each call's history extends the last one, so only new messages are counted and grouped
+        self.meter = MessageMeter(self.profile, incremental=True)
         self.calls = 0
         self._ids = 0
 

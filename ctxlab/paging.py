@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import re
 import stat
@@ -42,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
+from .codec import loads
 from .errors import CtxlabError
 from .messages import Conversation, Entry, Message, TextPart, ToolSpec
 from .pruning import PrunedStrategy, _Cutter, _Step, replacement_entry, text_tokens
@@ -167,6 +167,11 @@ class PageStore:
                 raise PageError(f"No page {handle} in this store.")
         else:
             data = self._read_bytes(self._path(handle))
+            # Handles are content hashes, so a page proves itself: a hard link or a copied file
+            # planted under a page's name (both look like plain files in the store) fails here.
+            if hashlib.sha256(data).hexdigest()[:HANDLE_CHARS] != handle:
+                raise PageError(f"Refusing page {handle}: its content does not hash to its handle "
+                                "(the file was changed or planted; pages are written only by put).")
         return data.decode("utf-8", "surrogatepass")
 
     def __contains__(self, handle: object) -> bool:
@@ -258,7 +263,7 @@ def execute_read_page(store: PageStore, arguments: Mapping[str, Any] | str, *,
     """
     counter = counter or TiktokenCounter("o200k_base")
     try:
-        args = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
+        args = loads(arguments) if isinstance(arguments, str) else dict(arguments)
         if not isinstance(args, dict):
             return "error: read_page takes a JSON object of arguments."
         unknown = sorted(set(args) - set(READ_PAGE_TOOL.parameters["properties"]))

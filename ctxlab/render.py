@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from .cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
+from .codec import loads
 from .context import Context
 from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
+from .render_cache import RenderCache, Rendered  # RenderCache is imported from here too (replay.py)
 from .tokens import MessageMeter, tools_tokens
 
 
@@ -48,7 +50,7 @@ def _anthropic_part(part: Any) -> dict[str, Any]:
         return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
     if isinstance(part, ToolCallPart):
         try:
-            args = json.loads(part.arguments) if part.arguments else {}
+            args = loads(part.arguments) if part.arguments else {}  # codec.loads: hostile nesting is a JSONDecodeError
         except json.JSONDecodeError:
             args = {"_raw": part.arguments}  # the model emitted invalid JSON; keep it visible
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": args}
@@ -191,39 +193,23 @@ def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None],
                         second_message_breakpoint: bool = True) -> set[int]:
     """Where an agent puts ``cache_control``: last tool, last system block, last block; and the last
     block of the previous user turn, so the next request finds the entry within the 20-block lookback."""
+    kinds, message_ids = list(kinds), list(message_ids)
     marks: set[int] = set()
     for kind in ("tools", "system"):
-        idx = [i for i, k in enumerate(kinds) if k == kind]
-        if idx:
-            marks.add(idx[-1])
+        if kind in kinds:
+            marks.add(len(kinds) - 1 - kinds[::-1].index(kind))  # its last block
     if kinds and kinds[-1] == "message":
         marks.add(len(kinds) - 1)
         if second_message_breakpoint:
-            starts = [i for i, mid in enumerate(message_ids) if mid in user_ids and
-                      (i == 0 or message_ids[i - 1] != mid)]
-            if len(starts) >= 2:
-                marks.add(starts[-1] - 1)
+            starts: list[int] = []  # first blocks of user (and tool result) messages, newest first: two are enough
+            for i in range(len(message_ids) - 1, -1, -1):
+                mid = message_ids[i]
+                if mid in user_ids and (i == 0 or message_ids[i - 1] != mid):
+                    starts.append(i)
+                    if len(starts) == 2:
+                        marks.add(starts[0] - 1)
+                        break
     return set(sorted(marks)[-4:])  # at most four breakpoints per request
-
-
-class RenderCache:
-    """Each message's rendered blocks, memoised by identity, so a replay renders a message once.
-
-    # (id(message), provider, thinking kept) -> (message, [(label, wire text, digest, tokens)])
-    The message itself is stored so its id cannot be reused by another object.
-    """
-
-    def __init__(self) -> None:
-        self._store: dict[tuple[int, str, bool], tuple[Message, list[tuple[str, str, str, int]]]] = {}
-
-    def get(self, msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
-        key = (id(msg), provider, keep)
-        hit = self._store.get(key)
-        if hit is not None and hit[0] is msg:
-            return hit[1]
-        pieces = _render_message(msg, provider, keep, meter)
-        self._store[key] = (msg, pieces)
-        return pieces
 
 
 def _render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
@@ -245,21 +231,10 @@ def _render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter
     return out
 
 
-def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
-                  meter: MessageMeter | None = None, thinking: str | None = None,
-                  breakpoints: set[int] | None = None, cache: RenderCache | None = None) -> RenderedRequest:
-    """The request as blocks in provider order with digests and token counts.
-
-    ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
-    block: Anthropic documents that changing thinking parameters invalidates cached messages but not
-    the cached tools and system prompt (OpenAI documents no such rule). ``cache`` memoises message blocks across calls (replay).
-    """
-    provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
-    meter = meter or MessageMeter(context.profile)
-    cache = cache or RenderCache()
+def _head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tuple[str, str, str, str, int]]:
+    """(kind, label, wire text, digest, tokens) of the tool definitions and system blocks, in provider order."""
     counter = meter.counter
     head: list[tuple[str, str, Any, int]] = []  # (kind, label, wire, tokens) of tools and system blocks
-
     tool_wire = ([{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
                  if provider == "anthropic" else
                  [{"type": "function", "function": {"name": t.name, "description": t.description,
@@ -277,31 +252,67 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     if context.head_tokens:  # a system prompt + tools the transcript did not record, sized from usage
         head.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
                      context.head_tokens))
+    return [(kind, label, text, _digest(text), tokens) for kind, label, wire, tokens in head
+            for text in (_canon(wire),)]
 
-    pieces: list[tuple[str, str, str, str, int, str | None]] = []  # (kind, label, text, digest, tokens, message id)
-    for kind, label, wire, tokens in head:
-        text = _canon(wire)
-        pieces.append((kind, label, text, _digest(text), tokens, None))
-    last_user = max((i for i, m in enumerate(context.messages) if m.is_real_user), default=-1)
-    for i, msg in enumerate(context.messages):
-        keep = context.profile.thinking == "all" or (context.profile.thinking == "current_turn" and i > last_user)
+
+def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
+                  meter: MessageMeter | None = None, thinking: str | None = None,
+                  breakpoints: set[int] | None = None, cache: RenderCache | None = None) -> RenderedRequest:
+    """The request as blocks in provider order with digests and token counts.
+
+    ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
+    block: Anthropic documents that changing thinking parameters invalidates cached messages but not
+    the cached tools and system prompt (OpenAI documents no such rule). ``cache`` (a replay's
+    :class:`RenderCache`) renders each message once and lets a request that starts like an earlier
+    one continue from its blocks, chained digests and token prefix sums (``render_cache.py``).
+    """
+    provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
+    meter = meter or MessageMeter(context.profile)
+    cache = cache or RenderCache()
+    msgs, rule = context.messages, context.profile.thinking
+    last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
+    refs = (context.tools, context.system, meter)  # what the head is made of, compared by identity
+    head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)
+    key = (*head_key, thinking, rule)
+
+    earlier, done = cache.continue_from(key, refs, msgs, last_user if rule == "current_turn" else None)
+    if earlier is not None:  # copy what the earlier request shares with this one
+        shared = earlier.starts[done]
+        blocks, cum = earlier.blocks[:shared], earlier.cum[:shared]
+        kinds, mids, starts = earlier.kinds[:shared], earlier.message_ids[:shared], earlier.starts[:done + 1]
+        old_marks = {i for i in earlier.marks if i < shared}
+    else:
+        blocks, cum, kinds, mids, old_marks, chain, total = [], [], [], [], set(), "", 0
+        for kind, label, text, digest, tokens in cache.head(head_key, refs, lambda: _head_pieces(context, provider, meter)):
+            chain, total = _digest(chain + digest), total + tokens
+            blocks.append(Block(kind, label, digest, chain, tokens, text))
+            cum.append(total)
+            kinds.append(kind)
+            mids.append(None)
+        starts = [len(blocks)]
+    chain, total = (blocks[-1].prefix_digest, cum[-1]) if blocks else ("", 0)
+    salted = len(blocks) > starts[0]  # a message block is in: the thinking setting is in the chain already
+    for i in range(done, len(msgs)):
+        msg = msgs[i]
+        keep = rule == "all" or (rule == "current_turn" and i > last_user)
         for label, text, digest, tokens in cache.get(msg, provider, keep, meter):
-            pieces.append(("message", label, text, digest, tokens, msg.id))
+            if not salted and provider == "anthropic":
+                chain, salted = _digest(chain + f"thinking={thinking}"), True
+            chain, total = _digest(chain + digest), total + tokens
+            blocks.append(Block("message", label, digest, chain, tokens, text, msg.id))
+            cum.append(total)
+            kinds.append("message")
+            mids.append(msg.id)
+        starts.append(len(blocks))
 
-    kinds = [p[0] for p in pieces]
-    mids = [p[5] for p in pieces]
-    user_ids = {m.id for m in context.messages if m.role in ("user", "tool")}
+    user_ids = {m.id for m in msgs if m.role in ("user", "tool")}
     marks = breakpoints if breakpoints is not None else (
         default_breakpoints(kinds, mids, user_ids) if provider == "anthropic" else set())
-
-    blocks, cum, chain, total, salted = [], [], "", 0, False
-    for i, (kind, label, text, digest, tokens, mid) in enumerate(pieces):
-        if kind == "message" and not salted and provider == "anthropic":
-            chain, salted = _digest(chain + f"thinking={thinking}"), True
-        chain = _digest(chain + digest)
-        total += tokens
-        blocks.append(Block(kind, label, digest, chain, tokens, text, mid, i in marks))
-        cum.append(total)
+    for i in marks ^ old_marks:  # blocks are made without a breakpoint; copied ones carry the earlier marks
+        if i < len(blocks):
+            blocks[i] = replace(blocks[i], breakpoint=i in marks)
+    cache.remember(Rendered(key, refs, msgs, last_user, starts, blocks, cum, kinds, mids, set(marks)))
     return RenderedRequest(provider, model or context.profile.name, tuple(blocks), tuple(cum), thinking,
                            context.overhead_tokens)
 
@@ -321,7 +332,16 @@ class PrefixDiff:
 def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
     """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
     n = min(len(old.blocks), len(new.blocks))
-    i = next((k for k in range(n) if old.blocks[k].prefix_digest != new.blocks[k].prefix_digest), None)
+    # A prefix digest chains every block up to its own: two requests agree on it up to some block and
+    # differ from there on, so the first difference is found by bisection.
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if old.blocks[mid].prefix_digest == new.blocks[mid].prefix_digest:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo if lo < n else None
     if model_key(old.model) != model_key(new.model):
         return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")
     if i is None:

@@ -17,6 +17,7 @@ Taught in chapter 04.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
@@ -121,8 +122,10 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         result.notes.append("the transcript has no timestamps: no cache expiry was simulated")
 
     by_thread: dict[str, list[int]] = {}  # thread -> positions of its items
+    thread_items: dict[str, list[Item]] = {}  # thread -> its items, in order
     for k, item in enumerate(conversation.items):
         by_thread.setdefault(item.thread, []).append(k)
+        thread_items.setdefault(item.thread, []).append(item)
     added: dict[str, list[tuple[int, Entry]]] = {}  # thread -> (position, entry) the strategy created
     meters: dict[tuple[str, str], MessageMeter] = {}
     heads: dict[tuple[str, str], int | None] = {}
@@ -143,8 +146,10 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         profile: ModelProfile = profile_for(call_model, call_provider)
         if window:
             profile = with_window(profile, window)
-        meter = meters.setdefault((call.thread, profile.name), MessageMeter(profile))
-        items: list[Item] = [conversation.items[k] for k in by_thread[call.thread] if k < position]
+        meter = meters.get((call.thread, profile.name))
+        if meter is None:  # incremental: each call's history extends the last one (see incremental.py)
+            meter = meters[(call.thread, profile.name)] = MessageMeter(profile, incremental=True)
+        items: list[Item] = thread_items[call.thread][:bisect_left(by_thread[call.thread], position)]
         for at, entry in added.get(call.thread, []):
             items.insert(min(at, len(items)), entry)
         key = (call.thread, profile.name)

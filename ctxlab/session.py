@@ -16,11 +16,15 @@ File layout (one JSON object per line, UTF-8)::
 A record's parent is the leaf it was appended to. The payload after ``parent`` is the JSON form
 of :mod:`ctxlab.codec`.
 
-A torn last line (the writer died mid-line: no trailing newline and not valid JSON) is skipped
-and reported in ``session.warnings``. The next append leaves those bytes untouched: it ends the
-torn line with a newline, writes a marker ``{"type":"torn","line":N}`` saying line N is known to
-be torn, then the record. On later opens a bad line followed by its marker is skipped with a
-warning; any other bad line raises :class:`~ctxlab.errors.SessionError` naming the line.
+A torn tail (the writer died mid-write: the bad lines after the last good one, usually one last
+line without its newline) is skipped and reported in ``session.warnings``; appends only ever touch
+the end of the file, so a crash can damage nothing else. The next append leaves those bytes
+untouched: it ends the last line with a newline if it has none, writes a marker
+``{"type":"torn","line":N}`` (``"count": K`` when K > 1 lines are torn — a crash during that very
+append can leave two) saying lines N.. are known to be torn, then the record. On later opens bad
+lines followed by their marker are skipped with a warning; any other bad line raises
+:class:`~ctxlab.errors.SessionError` naming the line. ``tests/test_crash_safety.py`` cuts an append at
+every byte and SIGKILLs a writer twenty times in a row to check this.
 
 Simplified on purpose: one writer at a time (an append checks that the file did not change
 size since it was read, but there is no lock); the whole file is read into memory; ids are the
@@ -36,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ctxlab.codec import dumps, item_from_dict, item_to_dict, toolspec_from_dict, toolspec_to_dict
+from ctxlab.codec import dumps, item_from_dict, item_to_dict, loads, toolspec_from_dict, toolspec_to_dict
 from ctxlab.errors import SessionError
 from ctxlab.messages import Conversation, Entry, Item, Message, ToolSpec, Transcript
 
@@ -61,7 +65,7 @@ class _Parsed:
     warnings: list[str]
     size: int  # bytes read
     ends_with_newline: bool
-    torn_tail: int | None  # line number of an unacknowledged torn last line
+    torn_tail: tuple[int, int] | None  # (first line, count) of an unacknowledged torn tail
 
 
 def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
@@ -80,11 +84,13 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
     decoded: list[Any] = []  # parsed JSON per line, or a _LineProblem
     for n, raw in enumerate(raw_lines, start=1):
         try:
-            decoded.append(json.loads(raw.decode("utf-8")))
+            decoded.append(loads(raw.decode("utf-8"), allow_nan=False))  # NaN: dumps never writes it
         except UnicodeDecodeError as exc:
             decoded.append(_LineProblem(n, f"not valid UTF-8 (byte {exc.start + 1})"))
         except json.JSONDecodeError as exc:
             decoded.append(_LineProblem(n, f"not valid JSON: {exc.msg} (column {exc.colno})"))
+        except ValueError as exc:  # NaN, Infinity, 1e400
+            decoded.append(_LineProblem(n, f"not valid JSON: {exc}"))
 
     header = decoded[0]
     if isinstance(header, _LineProblem) or not isinstance(header, dict) or header.get("type") != "session":
@@ -98,27 +104,40 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
         raise _LineProblem(1, f"unknown header key {sorted(unknown)[0]!r}")
     if not isinstance(header.get("id"), str) or not header["id"]:
         raise _LineProblem(1, "the header needs a non-empty string 'id'")
-    if not all(isinstance(b, str) for b in header.get("system") or ()):
+    system = header.get("system") or []
+    if not isinstance(system, list) or not all(isinstance(b, str) for b in system):
         raise _LineProblem(1, "header 'system' must be a list of strings (the prompt's blocks)")
+    odd = next((k for k in ("model", "provider", "title", "created")
+                if not isinstance(header.get(k), (str, type(None)))), None)
+    if odd:
+        raise _LineProblem(1, f"header {odd!r} must be a string or null, got {type(header[odd]).__name__}")
     try:
+        if not isinstance(header.get("tools") or [], list):
+            raise ValueError("must be a list of tool definitions")
         for spec in header.get("tools") or ():
             toolspec_from_dict(spec)
     except (ValueError, TypeError) as exc:
         raise _LineProblem(1, f"header 'tools': {exc}") from None
 
-    torn_tail: int | None = None
+    # Appends only touch the end, so a crash leaves bad lines only after the last good one: the torn tail.
+    last = len(decoded)
+    last_good = max(n for n, o in enumerate(decoded, start=1) if not isinstance(o, _LineProblem))
+    torn_tail = (last_good + 1, last - last_good) if last > last_good else None
+    marked: dict[int, int] = {}  # bad line -> line of the torn marker naming it (checked when reached)
+    for n, obj in enumerate(decoded, start=1):
+        if isinstance(obj, dict) and obj.get("type") == "torn" and isinstance(obj.get("line"), int):
+            marked.update((k, n) for k in range(obj["line"], n))
     records: list[tuple[int, Item, str | None]] = []
     line_of: dict[str, int] = {}  # item id -> line
-    last = len(decoded)
     for n, obj in enumerate(decoded[1:], start=2):
         if isinstance(obj, _LineProblem):
-            nxt = decoded[n] if n < last else None  # decoded[n] is line n + 1
-            if n == last and not ends_with_newline:
-                torn_tail = n
-                warnings.append(f"{name}:{n}: torn last line (no newline, not valid JSON) skipped")
+            if n > last_good:
+                what = ("torn last line (no newline, not valid JSON)" if n == last and not ends_with_newline
+                        else "torn line at the end of the file (a write cut short)")
+                warnings.append(f"{name}:{n}: {what} skipped")
                 continue
-            if isinstance(nxt, dict) and nxt.get("type") == "torn" and nxt.get("line") == n:
-                warnings.append(f"{name}:{n}: torn line (marked at line {n + 1}) skipped")
+            if n in marked:
+                warnings.append(f"{name}:{n}: torn line (marked at line {marked[n]}) skipped")
                 continue
             if strict:
                 raise obj
@@ -128,9 +147,11 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
             if not isinstance(obj, dict):
                 raise ValueError("a record must be a JSON object")
             if obj.get("type") == "torn":
-                prev = decoded[n - 2]
-                if obj.get("line") != n - 1 or not isinstance(prev, _LineProblem):
-                    raise ValueError(f"torn marker must name the bad line just before it ({n - 1})")
+                first, count = obj.get("line"), obj.get("count", 1)
+                if (obj.keys() - {"type", "line", "count"} or type(first) is not int or type(count) is not int
+                        or first < 2 or first + count != n
+                        or not all(isinstance(decoded[k - 1], _LineProblem) for k in range(first, n))):
+                    raise ValueError(f"torn marker must name the bad lines just before it (up to line {n - 1})")
                 continue
             if "parent" not in obj:
                 raise ValueError("missing key 'parent'")
@@ -187,7 +208,7 @@ class Session:
         self._children: dict[str, list[str]] = {}  # id -> child ids in append order
         self._size = 0  # bytes of the file as far as this object knows it
         self._ends_with_newline = True
-        self._torn_tail: int | None = None
+        self._torn_tail: tuple[int, int] | None = None  # (first line, count) of a torn tail to mark
 
     # ---- making one ----------------------------------------------------------------------------
 
@@ -236,7 +257,11 @@ class Session:
         try:
             data = file.read_bytes()
         except FileNotFoundError:
-            raise SessionError(f"{file}: no such session file") from None
+            raise SessionError(f"{file}: no such session file. Check the path, or start one with "
+                               "Session.create.") from None
+        except OSError as exc:  # a directory (IsADirectoryError; PermissionError on Windows), no access
+            raise SessionError(f"{file}: cannot be read as a session file ({exc.strerror or exc}). "
+                               "Pass the path of a .jsonl file.") from None
         try:
             parsed = _parse(data, file.name)
         except _LineProblem as p:
@@ -378,11 +403,11 @@ class Session:
         if size != self._size:
             raise SessionError(f"{self.file}: changed on disk since it was read ({self._size} → {size} bytes); "
                                "open it again before appending")
-        prefix = b""
-        if not self._ends_with_newline:
-            prefix = b"\n"  # end the torn (or newline-less) last line; its bytes stay as they were
-            if self._torn_tail is not None:
-                prefix += (dumps({"type": "torn", "line": self._torn_tail}) + "\n").encode("utf-8")
+        prefix = b"" if self._ends_with_newline else b"\n"  # end the last line; its bytes stay as they were
+        if self._torn_tail is not None:
+            first, count = self._torn_tail
+            marker = {"type": "torn", "line": first, **({"count": count} if count > 1 else {})}
+            prefix += (dumps(marker) + "\n").encode("utf-8")
         data = prefix + line.encode("utf-8")
         with open(self.file, "ab") as f:
             f.write(data)

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from .codec import loads
 from .context import BudgetPolicy, Context, build_context
 from .errors import BudgetError
 from .interactions import group_units
@@ -90,7 +91,7 @@ def _clip(text: str, chars: int) -> str:
 
 def _args(call: ToolCallPart) -> dict[str, Any]:
     try:
-        args = json.loads(call.arguments) if call.arguments else {}
+        args = loads(call.arguments) if call.arguments else {}
     except json.JSONDecodeError:
         return {}
     return args if isinstance(args, dict) else {}
@@ -423,6 +424,11 @@ class BudgetedSummaryStrategy:
             if placed.total_tokens <= budget or not body:
                 break  # else a token boundary merged differently: trim a little
             body = _cut_to_tokens(body, meter.counter.count(body) - (placed.total_tokens - budget), meter.counter)
+        if placed.total_tokens > budget:  # the newest units leave no room even for the summary's opening line
+            self.last[call.thread] = (ctx, None, None)
+            notes.insert(0, f"no room for a summary of {len(dropped)} dropped messages: its opening line alone would "
+                            f"make {placed.total_tokens:,} tokens, over the budget of {budget:,}")
+            return Decision(ctx, notes=tuple(notes))
         if not reuse and not (same and not self.on_cached_prefix and side and before.text == summary.text):
             prompt = (summarizer.instruction() if hasattr(summarizer, "instruction")
                       else DEFAULT_PROMPT.format(max_tokens=cap))

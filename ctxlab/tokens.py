@@ -81,15 +81,19 @@ COUNTER_NAMES = ("o200k_base", "cl100k_base", "chars/3", "chars/4")
 
 
 def get_counter(name: str) -> TokenCounter:
-    """A counter by name: ``o200k_base``, ``cl100k_base``, ``chars/3``, ``chars/4`` (or ``chars/N``)."""
+    """A counter by name: ``o200k_base``, ``cl100k_base``, ``chars/3``, ``chars/4`` (or ``chars/N``), or
+    ``script-aware`` (the estimator of ``estimators.py``)."""
     if name in ("o200k", "o200k_base", "cl100k", "cl100k_base"):
         return TiktokenCounter(name if name.endswith("_base") else f"{name}_base")
+    if name == "script-aware":
+        from .estimators import ScriptAwareCounter
+        return ScriptAwareCounter()
     if name.startswith("chars/"):
         try:
             return CharsPerTokenCounter(float(name.split("/", 1)[1]))
         except ValueError:
             pass
-    raise ValueError(f"Unknown counter {name!r}; use one of {', '.join(COUNTER_NAMES)}.")
+    raise ValueError(f"Unknown counter {name!r}; use one of {', '.join(COUNTER_NAMES)} or script-aware.")
 
 
 def counter_for(profile: ModelProfile) -> TokenCounter:
@@ -150,13 +154,20 @@ class MessageMeter:
 
     ``meter = MessageMeter(profile)``; ``meter.message(m)`` → tokens of ``m`` including the
     per-message overhead. Counts are cached by message identity, so a context built again on
-    the next call counts only the new messages.
+    the next call counts only the new messages. With ``incremental=True`` the meter also remembers
+    the units of the histories it built contexts from, so ``build_context`` on a history that only
+    grew groups only the new messages (an agent loop's meter; see ``incremental.py``).
     """
 
-    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
+    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None, *,
+                 incremental: bool = False) -> None:
         self.profile = profile
         self.counter = counter or counter_for(profile)
+        self.incremental = incremental
+        self.memos: list[Any] = []  # incremental.HistoryMemo of recent histories, most recent last
         self._cache: dict[tuple[int, bool], tuple[Message, int]] = {}  # (id(msg), thinking) -> (msg, tokens)
+        self._words: dict[str, int] = {}  # role or participant name -> tokens (a few short strings, counted once)
+        self._heads: dict[tuple[str, int], tuple[Any, int]] = {}  # ("tools" | "system", id(seq)) -> (seq, tokens)
 
     def text(self, text: str) -> int:
         return self.counter.count(text)
@@ -174,9 +185,15 @@ class MessageMeter:
 
     def overhead(self, msg: Message) -> int:
         """The tokens a message costs beyond its parts: per-message overhead, role, name."""
-        n = self.profile.per_message_tokens + self.counter.count(msg.role)
+        n = self.profile.per_message_tokens + self._word(msg.role)
         if msg.name:
-            n += self.profile.per_name_tokens + self.counter.count(msg.name)
+            n += self.profile.per_name_tokens + self._word(msg.name)
+        return n
+
+    def _word(self, text: str) -> int:
+        n = self._words.get(text)
+        if n is None:
+            n = self._words[text] = self.counter.count(text)
         return n
 
     def part(self, part: Part) -> int:
@@ -194,14 +211,26 @@ class MessageMeter:
         """Tokens of the system prompt blocks (as one system message under OpenAI rules)."""
         if not blocks:
             return 0
-        text = sum(self.counter.count(b) for b in blocks)
-        return text + (self.profile.per_message_tokens if self.profile.provider != "anthropic" else 0)
+        return self._head("system", blocks, lambda: sum(self.counter.count(b) for b in blocks)
+                          + (self.profile.per_message_tokens if self.profile.provider != "anthropic" else 0))
 
     def tools(self, tools: Sequence[ToolSpec]) -> int:
         """Tokens of the tool definitions plus any hidden tool-use system prompt of the provider."""
         if not tools:
             return 0
-        return tools_tokens(tools, self.counter) + self.profile.tool_system_tokens
+        return self._head("tools", tools, lambda: tools_tokens(tools, self.counter) + self.profile.tool_system_tokens)
+
+    def _head(self, kind: str, seq: Sequence[Any], count: Any) -> int:
+        """The system prompt and the tools come back unchanged on every call: count each sequence once,
+        remembered by identity (the sequence is stored so its id cannot be reused). Only tuples: a list may change."""
+        if not isinstance(seq, tuple):
+            return count()
+        hit = self._heads.get((kind, id(seq)))
+        if hit is not None and hit[0] is seq:
+            return hit[1]
+        n = count()
+        self._heads[(kind, id(seq))] = (seq, n)
+        return n
 
     def messages(self, msgs: Iterable[Message]) -> int:
         return sum(self.message(m) for m in msgs)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .messages import Conversation
+from .redact import redact
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -148,7 +149,7 @@ def _cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.2f}"
-    return str(value)
+    return redact(str(value))  # a pasted API key is shown masked (ctxlab.redact); numbers are untouched
 
 
 def text_table(rows: Sequence[Mapping[str, Any] | Sequence[Any]], columns: Sequence[str]) -> str:
@@ -156,7 +157,8 @@ def text_table(rows: Sequence[Mapping[str, Any] | Sequence[Any]], columns: Seque
 
     ``text_table([("o200k_base", 12)], ["counter", "tokens"])`` →
     ``'counter     tokens\\n----------  ------\\no200k_base      12'``. Rows may be dicts keyed by column.
-    Ints get ``1,234``; floats two decimals — pass a formatted string for anything else.
+    Ints get ``1,234``; floats two decimals — pass a formatted string for anything else. Text
+    that looks like an API key is masked (:func:`ctxlab.redact.redact`): tables are for display.
     """
     cells = [[_cell(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]
     raw = [[(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]

@@ -3,6 +3,10 @@
 The chapter's ``TRANSCRIPT = None`` cell is replaced by a path, the notebook is executed with nbclient
 in a fresh kernel, and the executed notebook is returned so a test can read the cells that drive a
 widget. Outputs are not compared with the committed ones: real transcripts change the numbers.
+
+Each run starts a kernel and runs the whole chapter (2–8 s of CPU on a short transcript; chapter 06 on
+pi's 484 calls, about 90 s), so the default test run executes each chapter on one real transcript
+and the rest of each file's matrix carries the ``thorough`` marker: ``python run.py test -m thorough``.
 """
 
 from __future__ import annotations
@@ -14,6 +18,14 @@ import nbformat
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+def matrix(cases: list[tuple[str, ...]], default: set[tuple[str, ...]]) -> list:
+    """``cases`` as pytest parameters (same ids as plain tuples): those in ``default`` run in every test
+    run, the others only under ``-m thorough``."""
+    unknown = default - set(cases)
+    assert not unknown, f"default cases not in the matrix: {sorted(unknown)}"
+    return [pytest.param(*case, marks=() if case in default else pytest.mark.thorough) for case in cases]
 
 
 def shared_file(shared_transcripts: Path, pattern: str) -> Path:

@@ -6,6 +6,9 @@ with nbclient in a fresh kernel with its ``TRANSCRIPT = None`` line replaced by 
 its main thread). Outputs are not compared with the committed ones; the run must finish without an
 error, the cell that sets the widget's controls must show the widget reacted, and the cell that
 measures the learner's own transcript must print its recorded ledger.
+
+The default run uses the Claude Code session (about 5 s of CPU); pi, about 15 s, carries the ``thorough``
+marker (``python run.py test -m thorough``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
+from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "04_prefix_cache_ledger.ipynb"
 TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
@@ -24,7 +27,7 @@ CHECKS = (('w.provider.value = "openai"', "reads under OpenAI's rules are multip
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("which", sorted(TRANSCRIPTS))
+@pytest.mark.parametrize("which", matrix([(w,) for w in sorted(TRANSCRIPTS)], {("claude-code",)}))
 def test_chapter_04_runs_on_a_real_transcript(shared_transcripts: Path, which: str) -> None:
     nb = run_on(NOTEBOOK.name, shared_file(shared_transcripts, TRANSCRIPTS[which]))
     for marker, expected in CHECKS:

@@ -7,8 +7,10 @@ tools and system prompt make compaction's floor matter). Outputs are not compare
 ones; the run must finish without an error, and the cells that set a widget's controls, and the cell that
 measures the learner's own transcript, must print what shows they reacted.
 
-Runtime: chapter 07 replays the transcript about fifteen times (pi: about 40 s); chapter 08 compares four
-strategies and ``recorded`` on a long transcript instead of all nine (pi: about 20 s).
+Runtime: chapter 07 replays the transcript about fifteen times (pi: about 20 s of CPU); chapter 08 compares
+four strategies and ``recorded`` on a long transcript instead of all nine (pi: about 16 s). The default run
+uses the Claude Code session (about 5 and 8 s); pi carries the ``thorough`` marker (``python run.py test -m
+thorough``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
+from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CHAPTERS = ("07_compaction", "08_putting_it_together")
@@ -32,8 +34,8 @@ CHECKS = {
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("which", sorted(TRANSCRIPTS))
-@pytest.mark.parametrize("chapter", CHAPTERS)
+@pytest.mark.parametrize(("chapter", "which"), matrix([(c, w) for c in CHAPTERS for w in sorted(TRANSCRIPTS)],
+                                                       {(c, "claude-code") for c in CHAPTERS}))
 def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: str, which: str) -> None:
     nb = run_on(f"{chapter}.ipynb", shared_file(shared_transcripts, TRANSCRIPTS[which]), timeout=240)
     for marker, expected in CHECKS[chapter]:

@@ -1,9 +1,12 @@
 """The bundled data: the sample session is what its generator writes, its facts are where they say,
-and the pi bill adds up (and matches a fresh regeneration when the shared transcripts are present)."""
+the pi bill adds up (and matches a fresh regeneration when the shared transcripts are present), and
+two rows of the pi leaderboard match a fresh regeneration (all of it: tests/test_widget_ch07_08.py,
+under ``-m thorough``)."""
 
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 import os
 import subprocess
@@ -155,3 +158,36 @@ def test_pi_bill_equals_a_fresh_regeneration(tmp_path: Path) -> None:
     run_script("make_pi_bill.py", PI_SOURCE, tmp_path)
     assert (tmp_path / "pi_bill.csv").read_bytes() == BILL.read_bytes(), \
         "data/pi_bill.csv is stale: run `python data/make_pi_bill.py`"
+
+
+# ---- the pi leaderboard ------------------------------------------------------------------------------
+
+LEADERBOARD = DATA / "leaderboard_pi.csv"
+
+
+def data_script(name: str):
+    """A generator under data/ imported as a module (its ``from csv_text import ...`` needs data/ on the path)."""
+    if str(DATA) not in sys.path:
+        sys.path.insert(0, str(DATA))
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), DATA / name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.shared
+@pytest.mark.skipif(not PI_SOURCE.exists(), reason="the shared pi transcript is not here")
+def test_two_leaderboard_rows_equal_a_fresh_regeneration() -> None:
+    # All 21 rows take about two minutes of CPU (the thorough run regenerates the file); two rows cost
+    # about 5 s and still catch a stale file: ``recorded`` (pi's own compactions replayed, the checklist
+    # scored) and one compaction policy of chapter 07's grid.
+    make = data_script("make_leaderboard.py")
+    todo = [t for t in make.tasks(PI_SOURCE) if t[:3] == ("leaderboard", None, "recorded") or t[3:] == (0.8, 0.5)]
+    assert len(todo) == 2, todo
+    make._load(str(PI_SOURCE))  # what each worker process of the generator does first
+    fresh = make.to_csv(make.header_lines(PI_SOURCE), [make._row(t) for t in todo]).splitlines()
+    committed = LEADERBOARD.read_text(encoding="utf-8").splitlines()
+    head = len(fresh) - len(todo)  # the ``# key: value`` lines and the column row
+    assert fresh[:head] == committed[:head], "data/leaderboard_pi.csv is stale: run `python data/make_leaderboard.py`"
+    for line in fresh[head:]:
+        assert line in committed[head:], f"data/leaderboard_pi.csv is stale (run `python data/make_leaderboard.py`): {line}"

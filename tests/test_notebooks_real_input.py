@@ -7,6 +7,10 @@ also on a swe-agent ReAct trajectory (no tool calls: actions are text) and an Op
 single user turn). Outputs are not compared with the committed ones; the run must finish without
 an error, the cells that set a widget's control and print its state must show the widget reacted,
 and no working copy of chapter 02 may be left behind.
+
+The default run executes each chapter once, on a different format (00 on pi, 01 on Claude Code, 02 on
+OpenHands, 03 on swe-agent: the two fallbacks); the other eight cases carry the ``thorough`` marker
+(``python run.py test -m thorough``). A run costs 2–5 s of CPU, much of it the kernel's start.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_runner import cell_output, run_on, shared_file  # tests/notebook_runner.py
+from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 CHAPTERS = ("00_start_here", "01_token_accounting", "02_session_and_context", "03_interactions_and_budget")
@@ -25,6 +29,8 @@ TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-c
 CASES = [(chapter, which) for chapter in CHAPTERS for which in ("claude-code", "pi")] + [
     (chapter, which) for chapter in ("02_session_and_context", "03_interactions_and_budget")
     for which in ("openhands", "swe-agent-react")]
+DEFAULT = {("00_start_here", "pi"), ("01_token_accounting", "claude-code"), ("02_session_and_context", "openhands"),
+           ("03_interactions_and_budget", "swe-agent-react")}  # the rest: -m thorough
 
 # chapter -> (a line of the driving cell's source, text its output must contain)
 REACTIONS = {
@@ -36,7 +42,7 @@ REACTIONS = {
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize(("chapter", "which"), CASES)
+@pytest.mark.parametrize(("chapter", "which"), matrix(CASES, DEFAULT))
 def test_chapter_runs_on_a_real_transcript(shared_transcripts: Path, chapter: str, which: str, tmp_path: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     transcript = shared_file(shared_transcripts, TRANSCRIPTS[which])

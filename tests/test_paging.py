@@ -71,6 +71,15 @@ def hostile_handles(secret: Path, store_root: Path) -> list[object]:
         " 0123456789abcdef", "0123456789abcdef ", "0123456789abcdef\t", "0123456789abcdef.txt",
         "0123456789abcdef/", "0123456789abcde/", "/0123456789abcdef", "0123456789ABCDEF", "0123456789abcdeF",
         "\u2024\u2024/secret.txt", "\uff0e\uff0e/secret.txt", "０１２３４５６７８９ａｂｃｄｅｆ",
+        # look-alike separators and dots: division slash, fraction slash, fullwidth (reverse) solidus,
+        # big solidus, small full stop, two-dot leader; what NFKC folding or a careless OS might read as ../
+        "..\u2215secret.txt", "..\u2044secret.txt", "..\uff0fsecret.txt", "..\uff3csecret.txt",
+        "..\u29f8secret.txt", "\ufe52\ufe52/secret.txt", "\u2025/secret.txt", "0123456789abcdef\u2215..",
+        # Windows: device and long-path prefixes, alternate data streams, a trailing dot or space
+        "\\\\?\\C:\\x", "\\\\.\\NUL", "0123456789abcdef:secret", "0123456789abcdef.txt:$DATA",
+        "0123456789abcdef.", "%5c..%5csecret.txt", "0123456789abcdef\r",
+        # names longer than NAME_MAX (255) and PATH_MAX (4096) made of hex digits only
+        "a" * 256, "f" * 4097,
         "٠١٢٣٤٥٦٧٨٩abcdef", "0123456789\u0430bcdef", "0123456789abcde\u0301", "0123456789abcdeｆ",
         "𝟎𝟏𝟐𝟑𝟒𝟓𝟔𝟕𝟖𝟗abcdef", "0123456789abcde\u200b", "*", "????????????????", "[0-9a-f]*",
         "secret", "secret.txt", "CON", "NUL", "aux.txt", "-1", "0x0123456789abcd", "0123456789abcdeg",
@@ -119,6 +128,12 @@ def test_at_least_fifty_hostile_handles_read_nothing_outside(outside):
     store, secret = outside
     handles = hostile_handles(secret, store.root)
     assert len(handles) >= 50
+    # the list, each kind present: ../, absolute paths, NUL bytes, very long names, Windows
+    # separators, Unicode look-alikes (U+2215, fullwidth dots); symlinks have their own test below
+    text = [h for h in handles if isinstance(h, str)]
+    for kind in ("../", "/etc/passwd", "\x00", "\\", "\u2215", "\uff0e\uff0e", "C:\\"):
+        assert any(kind in h for h in text), kind
+    assert any(len(h) > 4096 for h in text) and any(os.path.isabs(h) for h in text)
     for handle in handles:
         _never_leaks(store, handle)
     for handle in handles:
@@ -141,6 +156,25 @@ def test_symlinks_placed_in_the_store_are_refused(outside):
     with pytest.raises(PageError):
         store.put("new page")
     assert secret.read_text(encoding="utf-8") == SECRET
+
+
+def test_hard_links_and_planted_copies_are_refused(outside):
+    store, secret = outside
+    # A hard link is a plain file inside the store, so no path check can see it; the content
+    # hash can: a page's bytes must hash to its handle.
+    planted = store.root / "0123456789abcdef.txt"
+    try:
+        os.link(secret, planted)
+    except OSError:  # a file system without hard links: plant a copy instead, same rule
+        planted.write_bytes(secret.read_bytes())
+    _never_leaks(store, "0123456789abcdef")
+    with pytest.raises(PageError, match="does not hash to its handle"):
+        store.get("0123456789abcdef")
+    # a real page damaged on disk is refused too, rather than read back wrong
+    handle = store.put("a page that will be damaged")
+    (store.root / f"{handle}.txt").write_text("damaged", encoding="utf-8")
+    with pytest.raises(PageError, match="does not hash"):
+        store.get(handle)
 
 
 def test_a_symlinked_store_root_still_works(tmp_path):

@@ -27,10 +27,11 @@ import json.scanner
 import re
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator, Protocol, Sequence, TypeVar
+from typing import Annotated, Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
+from ..codec import MAX_TOKEN_COUNT, loads, too_deep
 from ..errors import TranscriptError
 from ..messages import Transcript
 
@@ -38,6 +39,11 @@ __all__ = ["READERS", "UNAVAILABLE", "Reader", "detect", "load", "names"]
 
 HEAD_CHARS = 64 * 1024
 STRICT_HINT = "Fix the line or load with strict=False to skip it."
+TEXT_HINT = "Transcripts are UTF-8 text (JSON or JSON Lines): pass the file the agent wrote, re-saved as UTF-8."
+
+TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKEN_COUNT)]
+"""A recorded token count for the readers' models: an integer in 0 .. 2**53 - 1
+(:data:`ctxlab.codec.MAX_TOKEN_COUNT`); NaN, ``1e400`` or ``10**30`` is a damaged line."""
 
 
 class Reader(Protocol):
@@ -103,38 +109,68 @@ def skip_note(err: TranscriptError) -> str:
     return f"skipped line {err.line}: {what}" if err.line is not None else f"skipped: {what}"
 
 
-def read_text(path: Path) -> str:
-    """The file as text (UTF-8, a byte-order mark dropped); errors name the file."""
+def _msg(err: json.JSONDecodeError) -> str:
+    """The parser's complaint, without the dangling "at" some end with ("Unterminated string starting at")."""
+    return err.msg.removesuffix(" at")
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, a UTF-8 byte-order mark dropped; a missing file or a directory names the path."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise TranscriptError(path.name, None, f"no such file: {path}.",
                               hint="Check the path (relative paths start at the working directory).") from None
+    except OSError as err:  # a directory (PermissionError on Windows), no permission, ...
+        raise TranscriptError(path.name, None, f"cannot be read: {err.strerror or err} ({path}).",
+                              hint="Pass the path of a transcript file.") from None
+    return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
+
+
+def _not_utf8(file: str, data: bytes, err: UnicodeDecodeError, first_line: int = 1,
+              hint: str = TEXT_HINT) -> TranscriptError:
+    """The error for a byte that is not UTF-8 in ``data`` (which starts at line ``first_line``),
+    naming its line and its position in that line."""
+    line_start = data.rfind(b"\n", 0, err.start) + 1
+    return TranscriptError(file, first_line + data.count(b"\n", 0, err.start),
+                           f"not UTF-8 text (byte {data[err.start]:#04x} at column {err.start - line_start + 1}).",
+                           hint=hint)
+
+
+def read_text(path: Path) -> str:
+    """The file as text (UTF-8, a byte-order mark dropped); errors name the file and the line."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise TranscriptError(path.name, None, f"not UTF-8 text (byte {err.start}).",
-                              hint="Transcripts are UTF-8 JSON or JSON Lines.") from None
+        raise _not_utf8(path.name, data, err) from None
 
 
 def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, index, object)`` per non-blank line of a JSON Lines file.
 
-    ``index`` counts non-blank lines from 0 (pi addresses entries that way). A line that is not a
-    JSON object raises, or with ``strict=False`` is skipped with a note. Splits on ``\\n`` only:
-    a raw U+2028 inside a JSON string is legal and must not shift line numbers.
+    ``index`` counts non-blank lines from 0 (pi addresses entries that way). A line that is not
+    UTF-8, not JSON (nesting too deep for Python's parser included) or not a JSON object raises, or
+    with ``strict=False`` is skipped with a note. Splits on ``\\n`` only: a raw U+2028 inside a JSON
+    string is legal and must not shift line numbers.
     """
     index = -1
-    for number, raw in enumerate(read_text(path).split("\n"), start=1):
-        raw = raw.strip()
-        if not raw:
+    for number, raw_bytes in enumerate(read_bytes(path).split(b"\n"), start=1):
+        raw_bytes = raw_bytes.strip()
+        if not raw_bytes:
             continue
         index += 1
+        obj, error = None, None
         try:
-            obj = json.loads(raw)
+            obj = loads(raw_bytes.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            error = _not_utf8(path.name, raw_bytes, err, number,
+                              TEXT_HINT + " Or load with strict=False to skip the line.")
         except json.JSONDecodeError as err:
-            problem = f"not valid JSON ({err.msg} at column {err.colno})"
-            obj, error = None, bad(path.name, number, problem)
+            error = bad(path.name, number, f"not valid JSON ({_msg(err)} at column {err.colno})")
         else:
-            error = None if isinstance(obj, dict) else bad(path.name, number, f"expected a JSON object, got {type(obj).__name__}")
+            error = None if isinstance(obj, dict) else bad(path.name, number,
+                                                           f"expected a JSON object, got {type(obj).__name__}")
         if error is not None:
             if strict:
                 raise error
@@ -159,9 +195,12 @@ def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
     decoder.parse_object = parse_object  # type: ignore[assignment]
     decoder.scan_once = json.scanner.py_make_scanner(decoder)  # the C scanner takes no hooks
     try:
-        data = decoder.decode(text)
+        try:
+            data = decoder.decode(text)
+        except RecursionError:  # Python's parser recurses once per level: say where and how deep instead
+            raise too_deep(text) from None
     except json.JSONDecodeError as err:
-        raise TranscriptError(path.name, err.lineno, f"not valid JSON ({err.msg} at column {err.colno}).",
+        raise TranscriptError(path.name, err.lineno, f"not valid JSON ({_msg(err)} at column {err.colno}).",
                               hint="The file may be truncated or not JSON at all.") from None
     newlines = [m.start() for m in re.finditer("\n", text)]
 
@@ -181,7 +220,7 @@ def head_objects(head: str, limit: int = 20) -> list[dict[str, Any]]:
         raw = raw.strip()
         if raw.startswith("{"):
             try:
-                obj = json.loads(raw)
+                obj = loads(raw)
             except json.JSONDecodeError:
                 continue
             if isinstance(obj, dict):
@@ -196,7 +235,10 @@ def unknown_block_text(block: Any) -> str:
 
 # ---------------------------------------------------------------- the registry
 
-_ORDER = ("ctxlab_session", "claude_code", "pi", "sharegpt", "openhands", "openai_chat")
+# codex ... openai_responses come before openai_chat, whose sniff takes any list of role/content
+# messages; their sniffs leave SWE-agent and tau-bench files to openai_chat's sub-readers
+_ORDER = ("ctxlab_session", "claude_code", "pi", "sharegpt", "openhands", "codex", "messages_jsonl",
+          "anthropic_messages", "openai_responses", "openai_chat")
 UNAVAILABLE: dict[str, str] = {}  # reader module -> why it could not be imported
 
 
@@ -223,14 +265,24 @@ def names() -> tuple[str, ...]:
 
 
 def _head(path: Path) -> str:
+    if path.is_dir():
+        raise TranscriptError(path.name, None, f"is a directory, not a transcript file: {path}.",
+                              hint="Pass one file inside it (a .jsonl or .json transcript).")
     try:
         with path.open("rb") as fh:
             data = fh.read(HEAD_CHARS)
     except FileNotFoundError:
         raise TranscriptError(path.name, None, f"no such file: {path}.",
                               hint="Check the path (relative paths start at the working directory).") from None
-    except IsADirectoryError:
-        raise TranscriptError(path.name, None, f"is a directory, not a transcript file: {path}.") from None
+    except OSError as err:
+        raise TranscriptError(path.name, None, f"cannot be read: {err.strerror or err} ({path}).",
+                              hint="Pass the path of a transcript file.") from None
+    if data.startswith(b"\x1f\x8b"):
+        raise TranscriptError(path.name, None, "a gzip-compressed file, not a transcript.",
+                              hint=f"Decompress it first (gunzip {path.name}) and pass the result.")
+    if b"\x00" in data:  # UTF-8 text never holds a NUL byte; UTF-16 and binary files do
+        raise TranscriptError(path.name, None, f"a binary file, not a transcript (a NUL byte at byte "
+                                               f"{data.index(0) + 1}).", hint=TEXT_HINT)
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
@@ -239,7 +291,8 @@ def detect(path: str | Path) -> str:
     path = Path(path)
     head = _head(path)
     if not head.strip():
-        raise TranscriptError(path.name, None, "the file is empty (or only white space): there is nothing to read.")
+        raise TranscriptError(path.name, None, "the file is empty (or only white space): there is nothing to read.",
+                              hint="Pass the transcript the agent wrote; it may still be writing, or was cut off.")
     for reader in READERS:
         if reader.sniff(path, head):
             return reader.NAME

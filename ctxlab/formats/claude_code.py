@@ -35,23 +35,23 @@ from pydantic import BaseModel
 from ..errors import TranscriptError
 from ..messages import (Conversation, Entry, ImagePart, Item, Message, Part, SourceRef, TextPart,
                         ThinkingPart, ToolCallPart, Transcript, Usage, canonical_arguments)
-from . import bad, check, head_objects, iter_jsonl, skip_note, unknown_block_text
+from . import TokenCount, bad, check, head_objects, iter_jsonl, skip_note, unknown_block_text
 
 NAME = "claude-code"
 _STOP = {"end_turn": "stop", "tool_use": "tool_use", "max_tokens": "length"}
 
 
 class _CacheCreation(BaseModel):
-    ephemeral_5m_input_tokens: int | None = 0
-    ephemeral_1h_input_tokens: int | None = 0
+    ephemeral_5m_input_tokens: TokenCount | None = 0
+    ephemeral_1h_input_tokens: TokenCount | None = 0
 
 
 class _Usage(BaseModel):
-    input_tokens: int | None = 0
-    cache_creation_input_tokens: int | None = 0
-    cache_read_input_tokens: int | None = 0
+    input_tokens: TokenCount | None = 0
+    cache_creation_input_tokens: TokenCount | None = 0
+    cache_read_input_tokens: TokenCount | None = 0
     cache_creation: _CacheCreation | None = None
-    output_tokens: int | None = 0
+    output_tokens: TokenCount | None = 0
 
 
 class _UserMessage(BaseModel):
@@ -159,6 +159,42 @@ def _parts(blocks: str | list[Any] | None, *, file: str, line: int, at: str, not
     return parts
 
 
+_FOREIGN = {"session": "a session header line (pi or ctxlab)", "message": "a pi message line"}  # type -> what it is
+
+
+class _Tree:
+    """Checks the uuid / parentUuid links. The reader keeps lines in file order and never walks the
+    tree, so a repeated uuid, a parent that is not in the file (a resumed or trimmed session) or one
+    that comes later (a cycle, a reordered file) loses nothing: each is noted, not raised."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, int] = {}  # uuid -> line of its first appearance
+        self.repeated: list[str] = []
+        self.parents: list[tuple[int, str]] = []  # (line, parentUuid) not seen before that line
+
+    def see(self, line: int, obj: dict[str, Any]) -> None:
+        uuid, parent = obj.get("uuid"), obj.get("parentUuid")
+        if isinstance(parent, str) and parent not in self.first:
+            self.parents.append((line, parent))
+        if isinstance(uuid, str):
+            if uuid in self.first:
+                self.repeated.append(f"line {line} repeats uuid {uuid!r} of line {self.first[uuid]}")
+            else:
+                self.first[uuid] = line
+
+    def notes(self) -> list[str]:
+        later = [f"line {n}: parentUuid {p!r} is at line {self.first[p]}" for n, p in self.parents if p in self.first]
+        nowhere = [f"line {n}: parentUuid {p!r}" for n, p in self.parents if p not in self.first]
+        out = []
+        for found, what in ((self.repeated, "repeated uuids"),
+                            (later, "parents after their child (a cycle or a reordered file)"),
+                            (nowhere, "parents not in this file (a resumed or trimmed session?)")):
+            if found:
+                more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+                out.append(f"{what}, kept in line order: {'; '.join(found[:5])}{more}")
+        return out
+
+
 @dataclass
 class _Response:
     """Assistant lines sharing one ``message.id``, merged as they arrive (id/time/source of the first)."""
@@ -214,12 +250,18 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     threads, left_out, titles = _Threads(), Counter(), []
     session_id: str | None = None
     children: Counter[str] = Counter()  # main-thread parent uuid -> number of children
+    tree = _Tree()
     for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped):
         kind = obj.get("type")
-        session_id = session_id or obj.get("sessionId")
-        if kind in ("user", "assistant") and not obj.get("isSidechain") and isinstance(obj.get("parentUuid"), str):
-            children[obj["parentUuid"]] += 1
         try:
+            if kind in _FOREIGN and "uuid" not in obj:
+                raise TranscriptError(file, line, f"{_FOREIGN[kind]} in a Claude Code file: the file mixes formats.",
+                                      field="type", hint="A transcript holds one agent's lines: split the file, or "
+                                                         "load with strict=False to skip this line.")
+            session_id = session_id or obj.get("sessionId")
+            if kind in ("user", "assistant") and not obj.get("isSidechain") and isinstance(obj.get("parentUuid"), str):
+                children[obj["parentUuid"]] += 1
+            tree.see(line, obj)
             if kind == "summary" or kind == "custom-title":
                 title = obj.get("summary") if kind == "summary" else obj.get("customTitle")
                 if not isinstance(title, str):
@@ -263,6 +305,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 raise
             skipped.append(skip_note(err))
     notes += [f"left out {n} '{k}' line(s): UI records, not sent to the model" for k, n in left_out.items()]
+    notes += tree.notes()
     notes += [f"compaction at {items[i].source} has no summary line" for i in pending.values()]
     forks = sum(1 for n in children.values() if n > 1)
     if forks:

@@ -12,9 +12,9 @@ the writer cannot disagree); this module only converts its complaints into
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from ctxlab.codec import loads
 from ctxlab.errors import TranscriptError
 from ctxlab.messages import Transcript
 from ctxlab.session import Session, _LineProblem, _parse
@@ -37,7 +37,7 @@ def sniff(path: Path, head: str) -> bool:
         except (OSError, UnicodeDecodeError):
             return False
     try:
-        obj = json.loads(first)
+        obj = loads(first)  # a JSONDecodeError (a ValueError) also for nesting too deep to parse
     except ValueError:
         return False
     return (isinstance(obj, dict) and obj.get("type") == "session" and "version" in obj

@@ -55,7 +55,7 @@ from pydantic import BaseModel
 from ..errors import TranscriptError
 from ..messages import (Conversation, Entry, Item, Message, SourceRef, TextPart, ToolCallPart, ToolSpec, Transcript,
                         Usage, canonical_arguments)
-from . import bad, check, head_objects, iter_jsonl, skip_note
+from . import TokenCount, bad, check, head_objects, iter_jsonl, skip_note
 from .sharegpt import tool_specs
 
 NAME = "openhands"
@@ -90,10 +90,10 @@ class _Instance(BaseModel):
 
 
 class _TokenUsage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
+    prompt_tokens: TokenCount = 0
+    completion_tokens: TokenCount = 0
+    cache_read_tokens: TokenCount = 0
+    cache_write_tokens: TokenCount = 0
     response_id: str = ""
 
 

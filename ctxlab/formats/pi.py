@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from ..errors import TranscriptError
 from ..messages import (Conversation, Entry, ImagePart, Item, Message, Part, SourceRef, TextPart,
                         ThinkingPart, ToolCallPart, Transcript, Usage, canonical_arguments)
-from . import bad, check, head_objects, iter_jsonl, skip_note, unknown_block_text
+from . import TokenCount, bad, check, head_objects, iter_jsonl, skip_note, unknown_block_text
 
 NAME = "pi"
 _STOP = {"toolUse": "tool_use", "stop": "stop", "aborted": "aborted", "error": "error", "length": "length"}
@@ -89,11 +89,11 @@ class _Cost(BaseModel):
 
 
 class _Usage(BaseModel):
-    input: int = 0
-    output: int = 0
-    cacheRead: int = 0
-    cacheWrite: int = 0
-    totalTokens: int = 0
+    input: TokenCount = 0
+    output: TokenCount = 0
+    cacheRead: TokenCount = 0
+    cacheWrite: TokenCount = 0
+    totalTokens: TokenCount = 0
     cost: _Cost | None = None
 
 
@@ -209,18 +209,48 @@ def _usage(u: _Usage, raw: dict[str, Any]) -> Usage:
                  output_tokens=u.output, cost_usd=cost, raw=raw)
 
 
-def _branch(rows: list[tuple[int, int, dict[str, Any]]], notes: list[str]) -> list[tuple[int, int, dict[str, Any]]]:
-    """The rows on the path from the root to the last entry with an id (tree layouts)."""
-    by_id = {o["id"]: r for r in rows if isinstance((o := r[2]).get("id"), str)}
-    leaf = next((r for r in reversed(rows) if isinstance(r[2].get("id"), str)), None)
-    path: list[tuple[int, int, dict[str, Any]]] = []
+_Row = tuple[int, int, dict[str, Any]]  # (line, index, object)
+
+
+def _branch(rows: list[_Row], *, file: str, strict: bool, skipped: list[str], notes: list[str]) -> list[_Row]:
+    """The rows on the path from the root to the last entry (tree layouts).
+
+    An entry without an id or with an id already used, a parent no entry has, and a parent cycle
+    raise (strict) — each would silently cut the branch short — or are noted and worked around.
+    """
+    by_id: dict[str, _Row] = {}  # entry id -> its row
+    for row in rows:
+        line, _, obj = row
+        entry_id = obj.get("id")
+        if not isinstance(entry_id, str) or not entry_id:
+            err = bad(file, line, "a tree-layout entry needs a non-empty string id", field="id")
+        elif entry_id in by_id:
+            err = bad(file, line, f"duplicate id {entry_id!r} (first at line {by_id[entry_id][0]})", field="id")
+        else:
+            by_id[entry_id] = row
+            continue
+        if strict:
+            raise err
+        skipped.append(skip_note(err))
+    rows = list(by_id.values())
+    leaf = rows[-1] if rows else None
+    path: list[_Row] = []
     seen: set[str] = set()
-    while leaf is not None and leaf[2]["id"] not in seen:
+    while leaf is not None:
         path.append(leaf)
         seen.add(leaf[2]["id"])
         parent = leaf[2].get("parentId")
+        problem = None
         if parent is not None and parent not in by_id:
-            notes.append(f"line {leaf[0]}: parent {parent!r} is not in the file; the branch starts here")
+            problem = f"parent {parent!r} points nowhere (no entry has that id)"
+        elif parent in seen:
+            problem = f"parent {parent!r} closes a cycle (it is a descendant of this entry)"
+        if problem:
+            if strict:
+                raise TranscriptError(file, leaf[0], problem + ".", field="parentId", hint="Fix the line, or load "
+                                      "with strict=False to read the branch from this entry on.")
+            notes.append(f"line {leaf[0]}: {problem}; the branch starts here")
+            break
         leaf = by_id.get(parent) if parent is not None else None
     path.reverse()
     if len(path) < len(rows):
@@ -237,7 +267,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     conv_id = header.id or path.stem
     tree = (header.version or 1) >= 2 or any("parentId" in o for _, _, o in rows[:5])
     if tree:
-        rows = _branch(rows, notes)
+        rows = _branch(rows, file=file, strict=strict, skipped=skipped, notes=notes)
     model, provider = header.modelId, header.provider
     items: list[Item] = []
     kept: list[tuple[int, str]] = []  # (entry index or path position, message id), in order

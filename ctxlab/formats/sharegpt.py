@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..codec import loads
 from ..errors import TranscriptError
 from ..messages import (Conversation, Message, SourceRef, TextPart, ToolCallPart, ToolSpec, Transcript,
                         canonical_arguments)
@@ -86,7 +87,7 @@ def tool_specs(raw: str | list[Any] | None, *, file: str, line: int | None, at: 
         return ()
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = loads(raw)  # nesting too deep to parse is a JSONDecodeError too
         except json.JSONDecodeError as err:
             raise bad(file, line, f"tools is not valid JSON ({err.msg} at column {err.colno})", field=at) from None
     if not isinstance(raw, list):
@@ -103,7 +104,7 @@ def tool_specs(raw: str | list[Any] | None, *, file: str, line: int | None, at: 
 
 def _calls(value: str, *, file: str, line: int | None, at: str) -> list[_FunctionCall]:
     try:
-        data = json.loads(value)
+        data = loads(value)
     except json.JSONDecodeError as err:
         raise bad(file, line, f"a function_call value must be JSON {{\"name\", \"arguments\"}} "
                               f"({err.msg} at column {err.colno})", field=at) from None

@@ -31,6 +31,7 @@ from typing import Any
 from ..context import BudgetPolicy, Context, build_context
 from ..messages import Entry, Message, Transcript
 from ..profiles import ModelProfile, profile_for
+from ..redact import redact
 from ..session import Session
 from ..tokens import MessageMeter
 
@@ -113,7 +114,7 @@ def fork_points(session: Session, leaf_id: str | None = None) -> list[str]:
 def _label(item: Any, width: int = 60) -> str:
     if isinstance(item, Entry):
         return f"[{item.kind}]"
-    text = item.text.replace("\n", " ").strip()
+    text = redact(item.text).replace("\n", " ").strip()  # a preview: keys masked (ctxlab.redact)
     if not text and item.tool_calls:
         text = "calls " + ", ".join(c.name for c in item.tool_calls)
     return text if len(text) <= width else text[: width - 1] + "…"

@@ -11,7 +11,8 @@ What it holds:
   (kept, pinned, dropped).
 
 Simplified on purpose: one :class:`~ctxlab.tokens.MessageMeter` per profile is kept for the life of
-the widget, so moving the slider re-counts nothing (counts are cached per message).
+the widget, so moving the slider re-counts nothing (counts are cached per message) and, the meter
+being incremental, regroups nothing either: a move only walks the units again (``incremental.py``).
 """
 
 from __future__ import annotations
@@ -236,8 +237,8 @@ class BudgetWidget:
         self._render()
 
     def meter(self, name: str) -> MessageMeter:
-        if name not in self._meters:
-            self._meters[name] = MessageMeter(self.profiles[name])
+        if name not in self._meters:  # incremental: the slider rebuilds the same history, reusing its units
+            self._meters[name] = MessageMeter(self.profiles[name], incremental=True)
         return self._meters[name]
 
     def bounds(self, name: str) -> tuple[int, int]:

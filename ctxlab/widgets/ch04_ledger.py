@@ -13,8 +13,9 @@ What it holds:
 * :class:`LedgerWidget` — strategy, cache rules, model, window and a coffee break; shows the ledger
   figure, a per-call table, the totals and the prefix diff of one call against the one before it.
 
-Simplified on purpose: the widget keeps every replay it ran (keyed by its settings), so going back
-to a setting is instant; a new setting replays the whole conversation (about 0.1 s on the sample).
+Simplified on purpose: the widget keeps every replay it ran and the numbers it showed (keyed by its
+settings), so going back to a setting is instant; a new setting replays the whole conversation (about
+0.1 s on the sample), unless ``precompute=True`` replayed every strategy and provider when it opened.
 """
 
 from __future__ import annotations
@@ -251,15 +252,16 @@ def call_pairs(result: ReplayResult) -> list[tuple[Any, Any]]:
 
 
 def _head_tokens(request: Any) -> int:
-    return sum(b.tokens for b in request.blocks if b.kind in ("tools", "system"))
+    n = 0
+    for b in request.blocks:  # tools and system come first
+        if b.kind not in ("tools", "system"):
+            break
+        n += b.tokens
+    return n
 
 
-def _message_ids(request: Any) -> list[str]:
-    seen: dict[str, None] = {}
-    for b in request.blocks:
-        if b.message_id is not None:
-            seen.setdefault(b.message_id, None)
-    return list(seen)
+def _message_ids(request: Any) -> set[str]:
+    return {b.message_id for b in request.blocks if b.message_id is not None}
 
 
 @dataclass(frozen=True)
@@ -312,12 +314,12 @@ class Collapse:
 def collapse(result: ReplayResult) -> Collapse:
     """Per call: the head, the read, the messages dropped since the previous call (same thread) and the tokens
     before the first block that changed. Chapter 04."""
-    out, last = [], {}  # last: thread -> its previous request
+    out, last = [], {}  # last: thread -> (its previous request, that request's message ids)
     for rec, row in call_pairs(result):
-        ids, before = _message_ids(rec.request), last.get(row.thread)
-        dropped = len(set(_message_ids(before)) - set(ids)) if before is not None else 0
+        ids, (before, before_ids) = _message_ids(rec.request), last.get(row.thread, (None, set()))
+        dropped = len(before_ids - ids)
         unchanged = prefix_diff(before, rec.request).shared_tokens if before is not None else 0
-        last[row.thread] = rec.request
+        last[row.thread] = (rec.request, ids)
         out.append(CollapseCall(row.call, _head_tokens(rec.request), row.total_input_tokens, row.cache_read_tokens,
                                 row.cache_write_tokens, dropped, unchanged))
     first = next((c.call for c in out if c.dropped_messages), None)
@@ -455,15 +457,17 @@ class LedgerWidget:
     ``window`` (tokens), ``pause_minutes`` and ``pause_call`` (a coffee break), ``diff_call`` (the prefix diff shown).
 
     ``w = LedgerWidget(conv); w.pause_minutes.value = 10; w.state.rows[w.pause_call.value - 1].cache_read_tokens``
-    → 0. ``compute(...)`` is the pure part: the same numbers, no widgets touched. Chapter 04.
+    → 0. ``compute(...)`` is the pure part: the same numbers, no widgets touched. ``precompute=True`` replays
+    every strategy under both providers' rules when the widget opens (see :meth:`precompute`). Chapter 04.
     """
 
     def __init__(self, conversation: Conversation, *, window: int | None = None, strategy: str = "full",
-                 provider: str | None = None, models: Sequence[str] = MODELS) -> None:
+                 provider: str | None = None, models: Sequence[str] = MODELS, precompute: bool = False) -> None:
         import ipywidgets as W
 
         self.conversation = conversation
         self._results: dict[tuple, ReplayResult | CtxlabError] = {}  # settings -> replay (or the error it raised)
+        self._states: dict[tuple, LedgerState] = {}  # settings -> the numbers shown, computed once
         self._paused: dict[tuple[int, int], Conversation] = {}  # (minutes, call) -> conversation with that pause
         own = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
         provider = provider or (own.provider if own.provider in PROVIDERS else "anthropic")
@@ -489,6 +493,8 @@ class LedgerWidget:
         self.table = W.HTML()
         self.diff_view = W.HTML()
         self.widget = W.VBox([self.controls, self.label, self.plot, self.table, self.diff_view])
+        if precompute:
+            self.precompute()
         self.state = self.compute(**self.settings())
         self.diff = self.compute_diff(self.diff_call.value, **self.settings())
         for control in (self.strategy, self.provider, self.model, self.window, self.pause_minutes, self.pause_call):
@@ -531,9 +537,24 @@ class LedgerWidget:
             raise got
         return got
 
+    def precompute(self) -> None:
+        """Replay every strategy under both providers' cache rules at the current model, window and pause, so
+        that changing the strategy or the provider shows numbers already computed (slower to open, instant to use)."""
+        s = self.settings()
+        for strategy in STRATEGIES:
+            for provider in PROVIDERS:
+                self.compute(**{**s, "strategy": strategy, "provider": provider})
+
     def compute(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int = 0,
                 pause_call: int = 2) -> LedgerState:
         """The ledger's numbers for these settings; an impossible window is reported in ``error``, not raised."""
+        head = (strategy, provider, model, window, pause_minutes, pause_call)
+        if head not in self._states:
+            self._states[head] = self._compute(*head)
+        return self._states[head]
+
+    def _compute(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int,
+                 pause_call: int) -> LedgerState:
         head = (strategy, provider, model, window, pause_minutes, pause_call)
         try:
             result = self.result(*head)

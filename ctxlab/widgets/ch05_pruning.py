@@ -35,6 +35,7 @@ from ..context import BudgetPolicy, build_context
 from ..facts import Fact, load_facts
 from ..messages import Conversation, Message
 from ..paging import DEFAULT_ACTIONS, REASONS, PageStore, PagingPolicy, execute_read_page, page_lines, page_message
+from ..redact import redact
 from ..pruning import (DEFAULT_MARKER, ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message,
                        prune_text, text_tokens)
 from ..profiles import ModelProfile
@@ -88,6 +89,11 @@ def chinese_tool_result(conversation: Conversation) -> Message | None:
 
 
 # ---- pruning one text to a head and a tail budget ---------------------------------------------------
+
+def _shown(text: str) -> str:
+    """Tool output as HTML, with anything that looks like an API key masked (display only)."""
+    return html.escape(redact(text))
+
 
 @dataclass(frozen=True)
 class PruneView:
@@ -651,18 +657,18 @@ class PruneWidget:
                                 f"(budget {v.budget:,}); {v.omitted_tokens:,} omitted for good; "
                                 f"{v.lines_whole:,} of {v.lines:,} lines still whole.")
             marker = f"<span style='background:#fde2e1;color:#c62828'>{html.escape(v.marker)}</span>"
-            body = html.escape(v.head) + marker + html.escape(v.tail) if v.marker else html.escape(v.text)
+            body = _shown(v.head) + marker + _shown(v.tail) if v.marker else _shown(v.text)
             self.pruned_view.value = f"<div style='padding-right:6px'><b>pruned</b>{pre}{body}</pre></div>"
         shown = self.paged(v.head_budget, v.tail_budget)[0].text
-        body = html.escape(shown).replace(f"page {s.handle}",
+        body = _shown(shown).replace(f"page {s.handle}",
                                           f"<span style='background:#dbe9f6'>page {s.handle}</span>")
         self.paged_view.value = (f"<div style='padding-left:6px'><b>paged</b> ({s.page_tokens:,} tokens, "
                                  f"handle <code>{s.handle}</code>){pre}{body}</pre></div>")
         verdict = ("still whole in the pruned text" if s.line_in_pruned else
                    "<b style='color:#c62828'>not in the pruned text: gone for good</b>")
-        self.line_view.value = (f"<b>line {s.line:,}</b> as recorded: <code>{html.escape(s.original_line[:200])}</code>"
+        self.line_view.value = (f"<b>line {s.line:,}</b> as recorded: <code>{_shown(s.original_line[:200])}</code>"
                                 f"<br>pruned: {verdict}<br>read_page(handle=\"{s.handle}\", start_line={s.line}, "
-                                f"end_line={s.line}) → <code>{html.escape(s.read_back[:200])}</code> "
+                                f"end_line={s.line}) → <code>{_shown(s.read_back[:200])}</code> "
                                 f"({'exactly the recorded line' if s.read_back_exact else 'differs'})")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -1,0 +1,122 @@
+"""Replay: the largest shared session under every strategy, against a replay that starts every call from scratch.
+
+    python bench/replay_speed.py [--quick]      (--quick: three strategies)
+
+The session: pi-mono's ``before-compaction.jsonl`` (990 messages, 484 model calls, two recorded
+compactions; the largest single session of the shared transcripts — tau-bench's file is larger but
+holds 200 short conversations). Every strategy is replayed with each call's own model and exact
+counts (tiktoken, times the profile's calibration for Claude), as ``ctxlab.replay`` does by default.
+
+* **ctxlab** — ``replay(conversation, strategy)``: one incremental meter per thread and profile
+  (each message counted and grouped once, ``incremental.py``) and one render cache (each message
+  serialised and hashed once; a request continues the blocks, chained digests and token prefix sums
+  of the request before it, ``render_cache.py``);
+* **from scratch** — the same replay with a meter that counts every message again at every call and
+  a render cache that renders every block again (the block digests and prefix sums are rebuilt per
+  call). Both give the same ledger: the totals are compared below.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from timing import SHARED, Goal, Section, best_of, main_for, ms, timed  # noqa: E402
+
+from ctxlab.messages import ThinkingPart  # noqa: E402
+from ctxlab.render_cache import RenderCache  # noqa: E402
+from ctxlab.tokens import MessageMeter  # noqa: E402
+
+SOURCE = SHARED / "pi-mono" / "before-compaction.jsonl"
+COMMAND = "python bench/replay_speed.py"
+QUICK = ("full", "budgeted", "recorded")
+
+
+class RecountingMeter(MessageMeter):
+    """A meter with no memory: every message, role, system prompt and tool list is counted at every call."""
+
+    def __init__(self, profile, counter=None, *, incremental: bool = False) -> None:
+        super().__init__(profile, counter)
+
+    def message(self, msg, include_thinking: bool = True) -> int:
+        return self.overhead(msg) + sum(self.part(p) for p in msg.parts
+                                        if include_thinking or not isinstance(p, ThinkingPart))
+
+    def _word(self, text: str) -> int:
+        return self.counter.count(text)
+
+    def _head(self, kind, seq, count) -> int:
+        return count()
+
+
+class RerenderingCache(RenderCache):
+    """A render cache with no memory: every block is serialised, hashed and counted again at every call."""
+
+    def get(self, msg, provider, keep, meter):
+        from ctxlab.render import _render_message
+
+        return _render_message(msg, provider, keep, meter)
+
+    def head(self, key, refs, make):
+        return make()
+
+    def continue_from(self, key, refs, messages, last_user):
+        return None, 0
+
+    def remember(self, rendered) -> None:
+        pass
+
+
+@contextmanager
+def from_scratch() -> Iterator[None]:
+    """Inside: ``ctxlab.replay`` makes memoryless meters and render caches."""
+    module = importlib.import_module("ctxlab.replay")
+    saved = module.MessageMeter, module.RenderCache
+    module.MessageMeter, module.RenderCache = RecountingMeter, RerenderingCache
+    try:
+        yield
+    finally:
+        module.MessageMeter, module.RenderCache = saved
+
+
+def run(quick: bool = False) -> Section:
+    section = Section("Replay: every strategy on the largest shared session", COMMAND + (" --quick" if quick else ""),
+                      intro=__doc__.split("\n\n", 2)[2].strip())
+    if not SOURCE.exists():
+        section.skipped = f"the shared transcripts are not at {SOURCE.parent.parent} (they sit beside the repository)."
+        return section
+    from ctxlab.formats import load
+    from ctxlab.replay import replay
+    from ctxlab.strategies import STRATEGY_NAMES
+
+    conv = load(SOURCE).conversation()
+    replay(conv, "full")  # load the encodings and price tables once, outside every timing
+    section.columns = ["strategy", "calls", "ctxlab", "from scratch", "ratio", "same totals"]
+    ours_total = scratch_total = 0.0
+    for name in QUICK if quick else STRATEGY_NAMES:
+        ours, result = best_of(lambda: replay(conv, name), 2)
+        with from_scratch():
+            scratch, again = timed(lambda: replay(conv, name))
+        same = result.ledger.totals() == again.ledger.totals()
+        ours_total += ours.cpu_s
+        scratch_total += scratch.cpu_s
+        section.rows.append([name, len(result.records), ms(ours.cpu_s), ms(scratch.cpu_s),
+                             f"{scratch.cpu_s / ours.cpu_s:.0f}x", "yes" if same else "**no**"])
+    section.rows.append(["all", "", ms(ours_total), ms(scratch_total), f"{scratch_total / ours_total:.0f}x", ""])
+    worst = min(float(r[4].rstrip("x")) for r in section.rows[:-1])
+    section.goals.append(Goal("replay ≥ 20x faster than recounting and re-rendering every call",
+                              f"{scratch_total / ours_total:.0f}x over all strategies; the least, {worst:.0f}x",
+                              worst >= 20))
+    section.notes.append("The strategies' own work is the same on both sides (e.g. `sliding` groups the whole "
+                         "history into units at every call in strategies.py; `pipeline` and the summary strategies "
+                         "make their own meters), so their ratios are lower.")
+    return section
+
+
+if __name__ == "__main__":
+    main_for(run)

@@ -1,0 +1,489 @@
+"""Property tests: every strategy, replayed over generated sessions, keeps the invariants at every call.
+
+Each example draws one session (``tests/session_gen.py``) and one window — from below the smallest
+workable one, through the edge, to far above it — and replays the session under every strategy of
+the registry (plus the usage-metered compaction and pipeline, whose trigger meters with a chars/4
+estimator), each with its own options drawn too. A replay either
+
+* sends at every call a context that breaks no rule of :func:`ctxlab.checks.check_context` — the
+  rules ``replay --check`` uses: no orphan, what the provider would accept, within the strategy's
+  budget under its own counter, system prompt and tools first and unchanged, only history messages
+  in order (plus stubs and summaries), the newest user message, never empty, a user message first
+  where the provider needs one — with the strategy's own budget and an overflow flag that says
+  whether it exceeds the window; or
+* stops with a BudgetError that names its numbers, at a call where even the smallest context the
+  strategy may send (fixed part + newest user message + newest unit, its tool results cut as far as
+  the strategy cuts them, plus compaction's summary room) is over the budget.
+
+Two fresh strategy instances — one replaying the generated conversation, one replaying it read back
+from a ctxlab session file — send byte-identical request bodies (provider JSON), and afterwards the
+conversation and the file's sha256 are unchanged. The usage-metered strategies may overshoot their
+budget (their estimate is what they meter); how far is recorded, not asserted.
+
+Profiles: the default run is derandomized and small (about 15 s); the thorough one runs 10,000
+sessions, each under every strategy: ``python run.py test -m thorough --dist load
+tests/test_properties.py`` (``--dist load`` lets its two halves run on the two workers). At the
+end a table — calls checked, refusals, repeated compactions, the largest overshoot under the
+profile's counter and under exact tiktoken — is printed and written to ``<tmp>/ctxlab-properties/``
+(figures: ``bench/PROPERTIES.md``). The bugs these properties found are plain tests at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ctxlab.checks import UNBUDGETED, check_context
+from ctxlab.codec import item_to_dict
+from ctxlab.compaction import CompactionPolicy, CompactionStrategy
+from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.errors import BudgetError, OrphanError
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation, Entry, assistant, tool_result, user
+from ctxlab.paging import READ_PAGE_TOOL, PagingPolicy
+from ctxlab.profiles import profile_for, with_window
+from ctxlab.pruning import DEFAULT_MARKER, ArrivalCap, text_tokens
+from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.replay import model_calls, replay
+from ctxlab.session import Session
+from ctxlab.strategies import STRATEGY_NAMES, SUMMARY_PREFIX, compacted_view, get_strategy, whole_context
+from ctxlab.summary import PLACEMENTS, Summary
+from ctxlab.tokens import MessageMeter, infer_static_head
+
+from session_gen import LOG_LINES, TOOLS, outline, sessions, write_session
+
+SHARED = dict(deadline=None, database=None, print_blob=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FAST = settings(max_examples=30, derandomize=True, **SHARED)  # the default run: about 10 s
+THOROUGH = settings(max_examples=10_000, **SHARED)  # pytest -m thorough: 10,000 sessions, each under every strategy
+SMALL = dict(max_turns=3, max_rounds=2)  # the thorough run's sessions: many small ones, not a few long ones
+
+USAGE = CompactionPolicy(metering="usage")  # meters from the previous request + chars/4: an estimator
+CASES = [(name, name, {}) for name in STRATEGY_NAMES] + [
+    ("compaction[usage]", "compaction", {"policy": USAGE}), ("pipeline[usage]", "pipeline", {"policy": USAGE})]
+SHRINKS = {"pruned", "paged", "compaction", "pipeline"}  # strategies that cut the newest unit's tool results
+WITH_READ_PAGE = {"paged", "pipeline"}
+
+
+_POLICIES = st.builds(BudgetPolicy, granularity=st.sampled_from(["round", "turn"]),
+                      unanswered=st.sampled_from(["stub", "drop"]), pin_first_task=st.booleans())
+_CAPS = st.builds(ArrivalCap, default_tokens=st.sampled_from([4_000, 300, 60]))
+OPTIONS: dict[str, st.SearchStrategy[dict]] = {  # each strategy's own settings, drawn too: not only the defaults
+    "budgeted": st.fixed_dictionaries({"policy": _POLICIES}),
+    "sliding": st.fixed_dictionaries({"input_ratio": st.sampled_from([0.9, 0.7])}),
+    "budgeted+summary": st.fixed_dictionaries({
+        "policy": _POLICIES, "placement": st.sampled_from(PLACEMENTS),
+        "regenerate": st.sampled_from(["every_call", "on_change"]), "on_cached_prefix": st.booleans()}),
+    "pruned": st.fixed_dictionaries({"cap": _CAPS}),
+    "paged": st.fixed_dictionaries({"cap": _CAPS, "paging": st.sampled_from(
+        [PagingPolicy(), PagingPolicy(head_tokens=80, tail_tokens=40)])}),
+    "pipeline": st.fixed_dictionaries({"per_result_tokens": st.sampled_from([2_000, 200]),
+                                       "reduce": st.sampled_from(["new", "all"])}),
+}
+
+
+# ---- the report: what each case covered, and how far the estimators overshoot -------------------
+
+@dataclass
+class CaseStats:
+    examples: int = 0
+    calls: int = 0
+    refusals: int = 0  # replays stopped by a BudgetError where nothing could fit
+    most_compactions: int = 0  # ctxlab compactions in one replay
+    repeated_compactions: int = 0  # replays with two or more
+    over_counted: int | None = None  # max(total - budget) as the profile's meter counts (tokens)
+    over_exact: int | None = None  # the same under the exact tiktoken count (no calibration)
+
+    def note_overshoot(self, counted: int, exact: int) -> None:
+        self.over_counted = counted if self.over_counted is None else max(self.over_counted, counted)
+        self.over_exact = exact if self.over_exact is None else max(self.over_exact, exact)
+
+
+@dataclass
+class Report:
+    cases: dict[str, CaseStats] = field(default_factory=dict)
+    meters: dict[str, MessageMeter] = field(default_factory=dict)  # exact profile name -> meter (one example's)
+
+    def case(self, name: str) -> CaseStats:
+        return self.cases.setdefault(name, CaseStats())
+
+    def exact_meter(self, profile) -> MessageMeter:
+        return self.meters.setdefault(profile.name, MessageMeter(profile))
+
+    def table(self) -> str:
+        def signed(n):
+            return "-" if n is None else f"{n:+,}"
+        lines = ["| strategy | replays | calls checked | refused (BudgetError) | replays with 2+ compactions "
+                 "(most) | max over budget, counted | max over budget, exact tiktoken |", "|---" * 7 + "|"]
+        lines += [f"| {k} | {s.examples:,} | {s.calls:,} | {s.refusals:,} | {s.repeated_compactions:,} "
+                  f"({s.most_compactions}) | {signed(s.over_counted)} | {signed(s.over_exact)} |"
+                  for k, s in sorted(self.cases.items())]
+        return "\n".join(lines)
+
+
+REPORT = Report()
+
+
+@pytest.fixture(scope="module")
+def property_tmp(tmp_path_factory, request):
+    """A folder for the session files; afterwards, the report is printed and written beside it."""
+    yield tmp_path_factory.mktemp("properties")
+    if not REPORT.cases:
+        return
+    folder = Path(tempfile.gettempdir()) / "ctxlab-properties"
+    folder.mkdir(exist_ok=True)
+    out = folder / f"report-{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.md"
+    out.write_text(REPORT.table() + "\n", encoding="utf-8")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")  # print past pytest's capture
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\nproperty report (also in {out}):\n{REPORT.table()}")
+
+
+# ---- what a strategy promises ------------------------------------------------------------------
+
+def budget_of(strategy, profile) -> int:
+    """The budget ``strategy`` promises to stay within (tokens); the window for full and recorded."""
+    if strategy.name in UNBUDGETED:
+        return profile.context_window
+    policy = getattr(strategy, "policy", None)
+    if isinstance(policy, BudgetPolicy):
+        return policy.budget_for(profile)
+    return profile.budget_tokens(getattr(policy, "input_ratio", None) or getattr(strategy, "input_ratio", 0.9))
+
+
+def smallest_context(history: Conversation, profile, meter: MessageMeter, strategy) -> int:
+    """A lower bound on what ``strategy`` must send at this call (tokens): tools (with read_page where
+    it adds it), system prompt, inferred head and request overhead; the newest user message; the newest
+    unit — its tool results cut to the strategy's floor (the omission marker + 1 token for pruning, 64
+    for compaction), or whole — and the summary room compaction reserves."""
+    name = strategy.name
+    adds_read_page = name in WITH_READ_PAGE and READ_PAGE_TOOL not in history.tools
+    tools = history.tools + ((READ_PAGE_TOOL,) if adds_read_page else ())
+    head = history.inferred_head_tokens
+    if head is None:
+        inferred = infer_static_head(history, meter)
+        head = inferred.tokens if inferred else 0
+    tools_t = meter.tools(tools) - (profile.tool_system_tokens if head and tools else 0)
+    fixed = tools_t + meter.system(history.system) + head + profile.per_request_tokens
+    policy = getattr(strategy, "policy", None)
+    policy = policy if isinstance(policy, BudgetPolicy) else BudgetPolicy()
+    units = group_units([m for m in history.messages if m.origin != "meta"], policy.granularity, policy.unanswered)
+    users = [u for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
+    must = {units[-1].index: units[-1], **({users[-1].index: users[-1]} if users else {})}
+    thinking = profile.thinking != "none"  # the newest unit and user message are in the current turn
+
+    def cost(m, newest: bool) -> int:
+        if not (newest and m.role == "tool" and m.origin != "synthetic" and name in SHRINKS):  # stubs stay whole
+            return meter.message(m, thinking)
+        text = text_tokens(m, meter.counter)
+        floor = 64 if name in ("compaction", "pipeline") else \
+            meter.counter.count(DEFAULT_MARKER.format(omitted=text)) + 1
+        return meter.message(m, thinking) - text + min(text, floor)
+
+    kept = sum(cost(m, i == units[-1].index) for i, u in must.items() for m in u.messages)
+    reserve = 0
+    if name in ("compaction", "pipeline"):  # its summary room, at least the summary message's opening
+        reserve = max(int(strategy.policy.summary_share * strategy.policy.target_ratio * profile.context_window),
+                      meter.message(user(SUMMARY_PREFIX, "summary:empty")))
+    return fixed + kept + reserve
+
+
+class Watched:
+    """The strategy under test, remembering what it was asked at each call (and what it answered)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name, self.calls = inner, inner.name, []
+
+    def decide(self, history, call, profile, meter):
+        self.calls.append([history, call, profile, meter, None])
+        self.calls[-1][4] = decision = self.inner.decide(history, call, profile, meter)
+        return decision
+
+
+def body_bytes(context, provider: str) -> bytes:
+    body = to_anthropic_body(context) if provider == "anthropic" else to_openai_body(context)
+    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def run(conversation: Conversation, factory, window: int) -> tuple[Watched, object, BudgetError | None]:
+    watched = Watched(factory())
+    try:
+        return watched, replay(conversation, watched, window=window, check=True), None
+    except BudgetError as err:
+        return watched, None, err
+
+
+def sent_bytes(watched: Watched) -> list[bytes]:
+    out = []
+    for _, call, profile, _, decision in watched.calls:
+        if decision is not None:
+            provider = profile.provider if profile.provider in ("anthropic", "openai") else "openai"
+            out += [body_bytes(s.context, provider) for s in decision.side_calls]
+            out.append(body_bytes(decision.context, provider))
+    return out
+
+
+# ---- windows ------------------------------------------------------------------------------------
+
+def measure(conversation: Conversation) -> tuple[int, int, int]:
+    """Windows (tokens, at 90% input) under which ``budgeted`` just fits every call — without and with the
+    read_page tool — and one that holds the whole history at the last call."""
+    need, need_paged, whole, meters = 1, 1, 1, {}
+    for position, call in model_calls(conversation):
+        profile = profile_for(call.model, conversation.provider)
+        meter = meters.setdefault(profile.name, MessageMeter(profile))  # counts each message once
+        head = infer_static_head(conversation, meter)
+        history = Conversation("w", conversation.items[:position], conversation.system, conversation.tools,
+                               inferred_head_tokens=head.tokens if head else None)
+        if not history.messages:
+            continue
+        least = build_context(history, BudgetPolicy(budget_tokens=10**12, max_units=1), profile=profile, meter=meter)
+        need = max(need, least.total_tokens)
+        need_paged = max(need_paged, least.total_tokens + meter.tools((READ_PAGE_TOOL,)) - meter.tools(()))
+        whole = build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter).total_tokens
+    return math.ceil(need / 0.9), math.ceil(need_paged / 0.9), math.ceil(whole / 0.9)
+
+
+def windows(need: int, need_paged: int, whole: int) -> st.SearchStrategy[int]:
+    return st.one_of(
+        st.integers(-40, 40).map(lambda d: max(64, need + d)),  # at the edge, on both sides
+        st.integers(-40, 40).map(lambda d: max(64, need_paged + d)),  # the same with read_page among the tools
+        st.sampled_from([1.2, 2, 4]).map(lambda f: int(need_paged * f)),  # room for a few units
+        # a fraction of the whole history: compaction triggers again and again
+        st.sampled_from([0.25, 0.4, 0.6]).map(lambda f: max(int(whole * f), int(need_paged * 1.3))),
+        st.just(200_000),  # everything fits
+        st.integers(64, 2_000),  # tiny: the fixed part alone may not fit
+    )
+
+
+# ---- the property ---------------------------------------------------------------------------------
+
+def sha256(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_example(group: list[tuple[str, str, dict]], data: st.DataObject, path, **size) -> None:
+    """One generated session and window, replayed under every strategy of ``group``."""
+    REPORT.meters.clear()  # a meter holds every message it counted: keep one example's only
+    conversation = data.draw(sessions(**size), label="session")
+    window = data.draw(windows(*measure(conversation)), label="window")
+    snapshot = [item_to_dict(i) for i in conversation.items]
+    if path.exists():
+        path.unlink()
+    with mock.patch.object(os, "fsync", lambda fd: None):  # durability is not under test, the bytes are
+        write_session(conversation, path)
+    before = sha256(path)
+    from_file = Session.open(path).conversation()
+    for case, name, fixed in group:
+        chosen = {**fixed, **data.draw(OPTIONS.get(name, st.just({})), label=f"{case} options")}
+        try:
+            check_strategy(REPORT.case(case), conversation, from_file, lambda: get_strategy(name, **chosen), window)
+        except AssertionError as err:
+            raise AssertionError(f"{case} {chosen} at window {window:,}: {err}\n{outline(conversation)}") from None
+    assert [item_to_dict(i) for i in conversation.items] == snapshot, "a replay changed its input"
+    assert sha256(path) == before, "a replay changed the session file it was read from"
+
+
+def check_strategy(stats: CaseStats, conversation: Conversation, from_file: Conversation, factory, window: int) -> None:
+    watched, result, err = run(conversation, factory, window)
+    again, result_again, err_again = run(from_file, factory, window)
+    assert sent_bytes(again) == sent_bytes(watched), "two fresh strategies sent different bytes"
+    assert str(err_again) == str(err)
+    if result is not None:
+        assert result_again.new_entries == result.new_entries
+    for (history, call, profile, meter, decision), record in zip(watched.calls, result.records if result else []):
+        check_call(stats, watched.inner, history, call, profile, meter, decision, record, window)
+    if err is not None:
+        check_refusal(stats, watched, err)
+    stats.examples += 1
+    made = sum(1 for e in (result.new_entries if result else ()) if e.kind == "compaction")
+    stats.most_compactions = max(stats.most_compactions, made)
+    stats.repeated_compactions += made >= 2
+
+
+def check_call(stats: CaseStats, strategy, history, call, profile, meter, decision, record, window: int) -> None:
+    ctx = decision.context
+    estimating = getattr(getattr(strategy, "policy", None), "metering", "count") == "usage"
+    violations = [v for v in record.violations if not (estimating and v.rule == "budget")]
+    assert not violations, f"call {call.index}: {'; '.join(map(str, violations))}"
+    budget = budget_of(strategy, profile)
+    if strategy.name not in UNBUDGETED:
+        assert ctx.budget_tokens == budget, "the context states another budget than the strategy's"
+    assert decision.overflow == (ctx.total_tokens > window), "the overflow flag must say whether it exceeds the window"
+    stats.calls += 1
+    stats.note_overshoot(ctx.total_tokens - ctx.budget_tokens, exact_total(ctx, profile) - ctx.budget_tokens)
+
+
+def exact_total(ctx, profile) -> int:
+    """The context's size under the exact tiktoken counter (no calibration): the same rules, recounted."""
+    if profile.calibration == 1.0:
+        return ctx.total_tokens
+    exact = replace(profile, calibration=1.0)
+    view = Conversation("exact", ctx.messages, ctx.system, ctx.tools, inferred_head_tokens=ctx.head_tokens)
+    return build_context(view, BudgetPolicy(budget_tokens=10**12), profile=exact,
+                         meter=REPORT.exact_meter(exact)).total_tokens
+
+
+def check_refusal(stats: CaseStats, watched: Watched, err: BudgetError) -> None:
+    strategy = watched.inner
+    history, call, profile, meter, _ = watched.calls[-1]
+    assert strategy.name not in UNBUDGETED, f"{strategy.name} promises no budget, yet raised: {err}"
+    text = str(err)
+    assert err.needed > err.budget, f"a BudgetError must need more than the budget: {text}"
+    assert f"{err.budget:,}" in text and f"{err.needed:,}" in text, f"the message must name its numbers: {text}"
+    smallest, budget = smallest_context(history, profile, meter, strategy), budget_of(strategy, profile)
+    assert smallest > budget, (f"{strategy.name} refused call {call.index} although a context of {smallest:,} "
+                               f"tokens fits its budget of {budget:,}: {text}")
+    stats.refusals += 1
+
+
+# two halves of about equal cost, so two workers (pytest -n 2 --dist load) share a run
+_FIRST = ("full", "sliding", "budgeted", "recorded", "budgeted+summary", "compaction[usage]")
+GROUPS = {"first-half": [c for c in CASES if c[0] in _FIRST], "second-half": [c for c in CASES if c[0] not in _FIRST]}
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@FAST
+@given(data=st.data())
+def test_every_call_of_every_replay_keeps_the_invariants(group, data, property_tmp):
+    check_example(GROUPS[group], data, property_tmp / f"{group}.jsonl")
+
+
+@pytest.mark.thorough
+@pytest.mark.parametrize("group", GROUPS)
+@THOROUGH
+@given(data=st.data())
+def test_thorough_every_call_of_every_replay_keeps_the_invariants(group, data, property_tmp):
+    check_example(GROUPS[group], data, property_tmp / f"thorough-{group}.jsonl", **SMALL)
+
+
+# ---- regressions: the bugs these properties found, each as a plain test ---------------------------
+
+def _logs(lines: int) -> str:
+    return "\n".join(f"{n} {LOG_LINES[n % len(LOG_LINES)]}" for n in range(lines))
+
+
+def _conversation(*items, model="gpt-4o", system=("Fix the failing test in tests/test_api.py.",),
+                  tools=(TOOLS["bash"],)):
+    return Conversation("r", items, system=system, tools=tools, model=model,
+                        provider="anthropic" if model.startswith("claude") else "openai")
+
+
+def test_preamble_calls_pair_like_a_round():
+    """group_units put a call made before the first user message in a preamble that never paired it: an open
+    call got no stub (build_context then failed its own orphan assertion), a result with no call was not
+    reported, and a system reminder inside such a round split the call from its result (OrphanError)."""
+    reminder = user("<system-reminder>x</system-reminder>", "R", origin="system")
+    call = assistant("", "A", calls=(("c1", "bash", {}),))
+    units = group_units([call, user("hi", "U")])
+    assert [[m.id for m in u.messages] for u in units] == [["A", "stub:c1"], ["U"]]
+    assert [[m.id for m in u.messages] for u in group_units([call, reminder, tool_result("c1", "x", "T"),
+                                                             user("hi", "U")])] == [["A", "R", "T"], ["U"]]
+    with pytest.raises(OrphanError, match="'T'"):
+        group_units([tool_result("c9", "x", "T"), user("hi", "U")])
+
+
+def test_a_summary_call_from_a_history_that_starts_with_an_assistant_message():
+    """Compaction's fresh summary request (the dropped messages + the instruction) started with an assistant
+    message whose round held a system reminder: grouping it raised OrphanError (found by pipeline)."""
+    conv = _conversation(
+        user("Fix the failing test in tests/test_api.py.", "u2"),
+        assistant("", "a6", calls=(("c4", "bash", {"cmd": "ls"}), ("c5", "bash", {"cmd": "ls"}))),
+        user("<system-reminder>Files changed: src/app.py</system-reminder>", "r7", origin="system"),
+        tool_result("c4", _logs(25), "t8", name="bash", is_error=True), tool_result("c5", "", "t9", name="bash"),
+        assistant("", "a11", calls=(("c10", "bash", {"cmd": "ls"}),)),
+        user("<system-reminder>Files changed: src/app.py</system-reminder>", "r12", origin="system"),
+        assistant("Fix the failing test in tests/test_api.py.", "a13"))
+    stats = CaseStats()
+    check_strategy(stats, conv, conv, lambda: get_strategy("pipeline"), 470)
+    assert stats.calls == 4 and stats.most_compactions == 1
+
+
+class _Verbose:
+    """A summarizer that ignores any cap: 400 lines, whatever it is given."""
+
+    def summarize(self, messages, previous=None):
+        text = "\n".join(f"- step {k}: 修复 src/app.py, ran pytest 🧪" for k in range(400))
+        return Summary(text, tuple(m.id for m in messages))
+
+
+@pytest.mark.parametrize("summarizer", [None, _Verbose()], ids=["rule-based", "uncapped"])
+def test_compaction_stays_within_budget_when_the_summary_outgrows_its_room(summarizer):
+    """The summary was not held to the room the budget left it (5% of the window, or what the kept units
+    leave): at small windows the context after a compaction was over the budget."""
+    items = [user("Port the CLI to the new config format. Never touch prod.yaml.", "u0")]
+    for r in range(12):
+        items += [assistant(f"step {r}: reading src/m{r}.py", f"a{r}", calls=((f"c{r}", "bash", {"cmd": "cat"}),)),
+                  tool_result(f"c{r}", _logs(30), f"t{r}", name="bash")]
+    conv = _conversation(*items, assistant("done", "final"))
+    for window in (1_500, 2_500, 4_000):
+        result = replay(conv, CompactionStrategy(summarizer=summarizer), window=window, check=True)
+        assert any(e.kind == "compaction" for e in result.new_entries)
+        assert [str(v) for rec in result.records for v in rec.violations] == []
+
+
+def test_compaction_prunes_the_newest_results_by_the_whole_excess():
+    """A proportional cut, once, also charged results too small to cut: compaction refused calls whose
+    floor was a few tokens over although the large result could give up far more."""
+    profile = profile_for("gpt-4o")
+    meter = MessageMeter(profile)
+    units = group_units([user("go", "u"), assistant("", "a", calls=(("c1", "bash", {}), ("c2", "bash", {}))),
+                         tool_result("c1", _logs(120), "t1", name="bash"), tool_result("c2", "ok", "t2", name="bash")])
+    tokens = [sum(meter.message(m) for m in u.messages) for u in units]
+    big = meter.message(units[-1].messages[1]) - meter.overhead(units[-1].messages[1])
+    for excess in range(20, big - 80, 37):
+        _, new_tokens, saved, _ = get_strategy("compaction")._shrink_newest(units, tokens, excess, meter)
+        assert saved >= excess and new_tokens[-1] == tokens[-1] - saved
+
+
+def test_compaction_summarises_an_overflowing_summary_again():
+    """Over the budget with nothing new to summarise (only the newest unit after a compaction), the context
+    was sent as it was, its old summary pushing it over the budget."""
+    old = "\n".join(f"## Decisions\n- decision {k}: keep the parser, ruled out the lexer rewrite" for k in range(40))
+    history = _conversation(
+        user("task", "u0"), Entry("compaction", "compaction:main:2", {"summary": old, "first_kept_id": None,
+                                                                      "origin": "ctxlab"}),
+        assistant("", "a3", calls=(("c3", "bash", {"cmd": "pytest"}),)),
+        tool_result("c3", _logs(30), "t3", name="bash"))
+    profile = with_window(profile_for("gpt-4o"), 1_000)
+    call = model_calls(replace(history, items=(*history.items, assistant("next", "a4"))))[-1][1]
+    meter = MessageMeter(profile)
+    assert whole_context(compacted_view(history)[0], profile, meter).total_tokens > profile.budget_tokens()
+    decision = get_strategy("compaction").decide(history, call, profile, meter)
+    assert decision.context.total_tokens <= profile.budget_tokens()
+    assert any("summarised again" in n for n in decision.notes)
+    assert check_context(decision.context, history, "compaction") == []
+
+
+def test_budgeted_summary_without_room_for_its_opening_line_sends_no_summary():
+    """When the newest units took the whole budget, the summary's opening line alone pushed the context over it."""
+    history = _conversation(user("use sqlite, never redis " * 30, "u0"), assistant("noted " * 40, "a1"),
+                            user("now write the migration, 必须先跑测试 " * 20, "u2"), model="claude-sonnet-4-5")
+    profile = profile_for("claude-sonnet-4-5")
+    meter = MessageMeter(profile)
+    least = build_context(history, BudgetPolicy(budget_tokens=10**6, max_units=1), profile=profile, meter=meter)
+    call = model_calls(replace(history, items=(*history.items, assistant("ok", "a3"))))[-1][1]
+    for spare in range(0, 12, 2):
+        strategy = get_strategy("budgeted+summary", policy=BudgetPolicy(budget_tokens=least.total_tokens + spare))
+        decision = strategy.decide(history, call, profile, meter)
+        assert decision.context.total_tokens <= least.total_tokens + spare
+        assert check_context(decision.context, history, "budgeted+summary") == []
+
+
+def test_a_budget_error_names_what_it_needs_in_all():
+    conv = _conversation(user("hi", "U"), assistant("", "A", calls=(("c1", "bash", {}),)),
+                         tool_result("c1", _logs(300), "T"))
+    with pytest.raises(BudgetError) as err:
+        build_context(conv, BudgetPolicy(budget_tokens=500), profile=profile_for("gpt-4o"))
+    assert f"{err.value.needed:,} tokens" in str(err.value) and "budget of 500" in str(err.value)
