@@ -43,7 +43,8 @@ def run(quick: bool = False) -> Section:
     if committed.exists():
         with committed.open(encoding="utf-8") as f:
             saved = {r["counter"]: r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
-        same = all(saved.get(r["counter"], {}).get(c) == r[c] for r in rows for c in COLUMNS if c != "speed_vs_tiktoken")
+        same = all(saved.get(r["counter"], {}).get(c) == str(r[c]) for r in rows for c in COLUMNS
+                   if c != "speed_vs_tiktoken")
         section.notes.append("data/estimators.csv " + ("holds the same errors (speed differs by machine and run)." if same
                              else "differs from this run: regenerate it with `python data/make_estimators_table.py`."))
     section.notes.append("Speed counts every text of the reporting half once, best of 5 passes, CPU time; chars/N only "

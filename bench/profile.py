@@ -1,11 +1,11 @@
 """Profile one hot path with pyinstrument (or run it bare under py-spy).
 
-    python bench/profile.py agent-loop | cold | replay | ledger | estimator
+    python bench/profile.py agent-loop | cold | replay [STRATEGY] | ledger | estimator
     py-spy record -o profile.svg -- python bench/profile.py replay --bare
 
 * ``agent-loop`` — 25 model calls at 10,000 messages with an incremental meter (``build_context``);
 * ``cold`` — one ``build_context`` of 10,000 messages with a fresh meter;
-* ``replay`` — pi-mono's session replayed under ``full`` and ``budgeted`` (needs ../shared);
+* ``replay`` — pi-mono's session replayed under ``full`` and ``budgeted``, or the strategy named (needs ../shared);
 * ``ledger`` — the chapter 04 widget on 2,000 messages: one strategy change with nothing precomputed;
 * ``estimator`` — the script-aware estimator over the reporting half of the shared transcripts.
 
@@ -41,12 +41,12 @@ def cold() -> None:
     build_context(conversation(tiled(10_000)), BudgetPolicy(), profile=prof, meter=MessageMeter(prof))
 
 
-def replay_pi() -> None:
+def replay_pi(*strategies: str) -> None:
     from ctxlab.formats import load
     from ctxlab.replay import replay
 
     conv = load(SHARED / "pi-mono" / "before-compaction.jsonl").conversation()
-    for strategy in ("full", "budgeted"):
+    for strategy in strategies or ("full", "budgeted"):
         replay(conv, strategy)
 
 
@@ -76,7 +76,11 @@ def main(argv: list[str]) -> int:
     if not argv or argv[0] not in TARGETS:
         print(__doc__)
         return 2
-    target = TARGETS[argv[0]]
+    name, args = argv[0], [a for a in argv[1:] if not a.startswith("--")]
+
+    def target() -> None:
+        TARGETS[name](*args)
+
     if "--bare" in argv:  # for py-spy, which samples from outside
         target()
         return 0

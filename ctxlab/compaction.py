@@ -85,13 +85,15 @@ class CompactionStrategy:
     last_request: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)  # thread -> (tokens, ids)
 
     def _summarizer(self, cap: int, meter: MessageMeter) -> Any:
-        """The summarizer, held to ``cap`` tokens under the meter's counter when it has such a setting."""
+        """The summarizer; when its own cap is larger than ``cap`` (the room left, under the meter's counter)
+        and it has such a setting, a copy held to ``cap``."""
         if self.summarizer is None:
             from .summary import RuleBasedSummarizer  # the default; any Summarizer works
             self.summarizer = RuleBasedSummarizer()
         summarizer = self.summarizer
-        if is_dataclass(summarizer) and {"max_tokens", "counter"} <= {f.name for f in fields(summarizer)}:
-            summarizer = replace(summarizer, max_tokens=max(0, min(summarizer.max_tokens, cap)), counter=meter.counter)
+        if is_dataclass(summarizer) and {"max_tokens", "counter"} <= {f.name for f in fields(summarizer)} \
+                and cap < summarizer.max_tokens:
+            summarizer = replace(summarizer, max_tokens=max(0, cap), counter=meter.counter)
         return summarizer
 
     def metered(self, ctx: Context, call: Call, meter: MessageMeter) -> int:

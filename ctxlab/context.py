@@ -224,8 +224,8 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         what = " + ".join(f"{units[i].label()} {tokens[i]:,}" for i in sorted(must))
         raise BudgetError(
             f"The newest unit and the pinned messages need {fixed + must_t:,} tokens, over the budget of {budget:,}: "
-            f"{must_t:,} ({what}) on top of the fixed {fixed:,}. Prune or page the largest message of the newest "
-            f"unit, {_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
+            f"{must_t:,} tokens ({what}) on top of the fixed {fixed:,}. Prune or page the largest message of the "
+            f"newest unit, {_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
             needed=fixed + must_t, budget=budget)
 
     decision: dict[int, tuple[Decision, str]] = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}

@@ -83,7 +83,7 @@ def result_text(draw, huge: bool) -> str:
         return ""
     if roll < 16 or (roll == 19 and not huge):
         return words(draw, LOG_LINES, 3)
-    lines = draw(st.integers(10, 120)) if roll < 19 else draw(st.integers(1_000, 2_000))
+    lines = draw(st.integers(10, 120)) if roll < 19 else draw(st.integers(600, 1_200))  # huge: 22k-45k characters
     first = draw(st.integers(0, len(LOG_LINES) - 1))
     return "\n".join(f"{n} {LOG_LINES[(first + n) % len(LOG_LINES)]}" for n in range(lines))
 

@@ -178,7 +178,7 @@ def data_script(name: str):
 @pytest.mark.shared
 @pytest.mark.skipif(not PI_SOURCE.exists(), reason="the shared pi transcript is not here")
 def test_two_leaderboard_rows_equal_a_fresh_regeneration() -> None:
-    # All 21 rows take about two minutes of CPU (the thorough run regenerates the file); two rows cost
+    # All 21 rows take about a minute of CPU (the thorough run regenerates the file); two rows cost
     # about 5 s and still catch a stale file: ``recorded`` (pi's own compactions replayed, the checklist
     # scored) and one compaction policy of chapter 07's grid.
     make = data_script("make_leaderboard.py")

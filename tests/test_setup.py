@@ -134,7 +134,7 @@ def test_setup_is_skipped_only_when_pyproject_and_extra_match() -> None:
 
 def test_install_command_prefers_uv_and_installs_editable(tmp_path: Path) -> None:
     py = tmp_path / "python"
-    assert run_py.install_command(py, "lab", "/bin/uv") == ["/bin/uv", "pip", "install", "-q", "--python", str(py), "-e", ".[lab]"]
+    assert run_py.install_command(py, "lab", "/bin/uv") == ["/bin/uv", "pip", "install", "-q", "--compile-bytecode", "--python", str(py), "-e", ".[lab]"]
     pip = run_py.install_command(py, "test", None)
     assert pip[:4] == [str(py), "-m", "pip", "install"] and pip[-2:] == ["-e", ".[test]"]
 

@@ -389,7 +389,7 @@ def test_the_committed_pi_figures_are_complete():
 
 
 @pytest.mark.shared
-@pytest.mark.thorough  # about two minutes of CPU; the default run regenerates two rows (tests/test_data.py)
+@pytest.mark.thorough  # about a minute of CPU; the default run regenerates two rows (tests/test_data.py)
 @pytest.mark.skipif(not PI_SOURCE.exists(), reason="the shared pi transcript is not here")
 def test_the_committed_pi_figures_equal_a_fresh_regeneration(tmp_path):
     done = subprocess.run([sys.executable, str(REPO / "data" / "make_leaderboard.py"), str(PI_SOURCE), str(tmp_path)],
