@@ -29,7 +29,7 @@ from typing import Iterable, Protocol, Sequence
 
 from ._offline_encodings import get_encoding
 from .cache_rules import NO_CACHE, CacheRule, bills_cache_writes, model_key, rule_for
-from .render import Block, RenderedRequest
+from .render import Block, RenderedRequest, shared_blocks
 
 
 @dataclass(frozen=True)
@@ -273,13 +273,7 @@ def _shared_in_block(old: Block, new: Block) -> int:
 def shared_prefix_tokens(old: RenderedRequest, new: RenderedRequest) -> int:
     """Tokens at the start of ``new`` identical to ``old``: whole blocks by prefix digest, then tokens. Chapter 04."""
     n = min(len(old.blocks), len(new.blocks))
-    lo, hi = 0, n  # prefix digests agree up to some block and never again: binary search for it
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if old.blocks[mid].prefix_digest == new.blocks[mid].prefix_digest:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = shared_blocks(old, new)
     shared = new.cum_tokens[lo - 1] if lo else 0
     return shared + (_shared_in_block(old.blocks[lo], new.blocks[lo]) if lo < n else 0)
 

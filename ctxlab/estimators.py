@@ -200,3 +200,26 @@ class ScriptAwareCounter:
                 total += self._w[_run_kind(b - a, len(raw[a:b].translate(None, _NOT_DIGITS)), changes)] * (b - a)  # type: ignore[attr-defined]
                 a = marks.find(_RUN_NEEDLE, b)
         return (total + 99) // 100  # rounded up; never negative: every weight is
+
+
+ESTIMATOR_COLUMNS = ("counter", "messages", "mean error", "under by > 5%", "worst under-count", "total error",
+                     "speed vs tiktoken")
+
+
+def read_estimator_table(path: str | None = None) -> list[tuple]:
+    """The rows of ``data/estimators.csv`` (made by ``data/make_estimators_table.py`` from the shared
+    transcripts' held-out half) as display rows under :data:`ESTIMATOR_COLUMNS`: errors as signed
+    percentages of the exact o200k count, speed as a multiple of tiktoken's. Chapter 01."""
+    import csv
+
+    from .workbook import DATA  # the repository's data/ folder, as for the chapters' other tables
+
+    path = path or str(DATA / "estimators.csv")
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+    def pct(value: str, sign: str = "+") -> str:
+        return f"{100 * float(value):{sign}.1f}%"
+
+    return [(r["counter"], int(r["messages"]), pct(r["mean_error"]), pct(r["under_5pct_share"], ""),
+             pct(r["worst_under"]), pct(r["total_error"]), f"{float(r['speed_vs_tiktoken']):,.1f}x") for r in rows]

@@ -329,18 +329,26 @@ class PrefixDiff:
     new: Block | None = None
 
 
-def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
-    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
-    n = min(len(old.blocks), len(new.blocks))
-    # A prefix digest chains every block up to its own: two requests agree on it up to some block and
-    # differ from there on, so the first difference is found by bisection.
-    lo, hi = 0, n
+def shared_blocks(old: RenderedRequest, new: RenderedRequest) -> int:
+    """How many leading blocks ``new`` repeats from ``old`` (0 … the shorter length). Chapter 04.
+
+    A prefix digest chains every block up to its own: two requests agree on it up to some block and
+    differ from there on, so the first difference is found by bisection — O(log n), not a scan.
+    """
+    lo, hi = 0, min(len(old.blocks), len(new.blocks))
     while lo < hi:
         mid = (lo + hi) // 2
         if old.blocks[mid].prefix_digest == new.blocks[mid].prefix_digest:
             lo = mid + 1
         else:
             hi = mid
+    return lo
+
+
+def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
+    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
+    n = min(len(old.blocks), len(new.blocks))
+    lo = shared_blocks(old, new)
     i = lo if lo < n else None
     if model_key(old.model) != model_key(new.model):
         return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")

@@ -38,7 +38,6 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTER_03 = "03_interactions_and_budget.ipynb"
 CHAPTER_04 = "04_prefix_cache_ledger.ipynb"
 
-CHROMIUM_NAMES = ("/usr/bin/chromium", "chromium", "chromium-browser")  # the system's browser, never a download
 # Headless, and nothing that phones home (measured on Debian's chromium; see the project's notes).
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -66,11 +65,7 @@ def load_run_py():
 
 def find_chromium() -> str | None:
     """``CTXLAB_CHROMIUM`` (set by run.py, or by hand for a Chrome elsewhere), else the usual names."""
-    for name in (os.environ.get("CTXLAB_CHROMIUM", ""), *CHROMIUM_NAMES):
-        path = name if os.path.isabs(name) and os.access(name, os.X_OK) else shutil.which(name) if name else None
-        if path:
-            return path
-    return None
+    return load_run_py().find_chromium()  # one search, shared with `python run.py browser`
 
 
 def without_outputs(root: Path) -> None:

@@ -17,21 +17,14 @@ from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
 from ctxlab.pruning import prune_text
 from ctxlab.tokens import CharsPerTokenCounter
 
+from test_exercises import _first_failing  # noqa: E402  (tests/ is on sys.path, as for notebook_runner)
+
 NUMBERS = (5, 6, 7, 8)
 
 
 def first_failure(n, fn):
     """The first case, in the exercise's order, where ``fn`` disagrees with the reference (or raises)."""
-    ex = EXERCISES[n]
-    for args in ex.cases():
-        expected = ex.reference(*copy.deepcopy(args))
-        try:
-            actual = fn(*copy.deepcopy(args))
-        except Exception:
-            return args
-        if not ex.same(expected, actual):
-            return args
-    return None
+    return _first_failing(EXERCISES[n], fn)  # tests/test_exercises.py: the scan, written once
 
 
 def assert_fails_smallest(n, wrong, smallest=None):
