@@ -39,11 +39,16 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--rows", type=int, default=40, metavar="N", help="ledger rows shown in text output (default 40)")
     rep.add_argument("--compare", action="store_true", help="every strategy side by side (the leaderboard)")
     rep.add_argument("--facts", metavar="PATH", help="a fact checklist (JSON) to score with --compare")
+    rep.add_argument("--lenient", dest="strict", action="store_false",
+                     help="skip bad lines of the transcript and list them as notes (as inspect --lenient)")
     rep.set_defaults(run=cmd_replay)
 
 
 def _positive(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a window is a whole number of tokens (e.g. 200000), not {text!r}") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"a window is a positive number of tokens, not {value}")
     return value
@@ -73,9 +78,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .facts import load_facts
     from .formats import load
 
-    transcript = load(Path(args.file))
+    transcript = load(Path(args.file), strict=args.strict)
     conv = transcript.conversation(args.conversation if len(transcript.conversations) > 1 else None)
-    facts = load_facts(args.facts) if args.facts else None
+    facts = load_facts(args.facts) if args.facts else None  # a bad checklist: CtxlabError naming the file
     rows = compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts, check=args.check)
     failed = [r for r in rows if r.violations]
     if args.json:
@@ -99,7 +104,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from .ledger import Ledger, recorded_ledger
     from .replay import replay
 
-    transcript = load(Path(args.file))
+    transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
     indices = [args.conversation] if args.conversation is not None else range(len(transcript.conversations))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from .errors import CtxlabError
 from .messages import Conversation, Entry, Message
 from .replay import model_calls
 from .summary import PAGE_HANDLE, SUMMARY_MARKER
@@ -46,9 +47,18 @@ class Fact:
 def load_facts(path: str | Path) -> list[Fact]:
     """A checklist file: a JSON list of ``{"id", "kind", "text", "message_id"}``, or an object with
     that list under ``"facts"`` (and its ``"source"`` beside it)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    items = data["facts"] if isinstance(data, dict) else data
-    return [Fact(str(f["id"]), str(f["kind"]), str(f["text"]), str(f["message_id"])) for f in items]
+    hint = ('A checklist is a JSON list of {"id", "kind", "text", "message_id"} objects '
+            '(see data/sample_facts.json).')
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        items = data["facts"] if isinstance(data, dict) else data
+        return [Fact(str(f["id"]), str(f["kind"]), str(f["text"]), str(f["message_id"])) for f in items]
+    except (OSError, UnicodeDecodeError) as err:
+        raise CtxlabError(f"{path}: cannot read the fact checklist ({err}).") from None
+    except json.JSONDecodeError as err:
+        raise CtxlabError(f"{path}:{err.lineno}: the fact checklist is not valid JSON ({err.msg}). {hint}") from None
+    except (KeyError, TypeError) as err:
+        raise CtxlabError(f"{path}: not a fact checklist (missing or wrong {err}). {hint}") from None
 
 
 def _forms(text: str) -> tuple[str, str]:
