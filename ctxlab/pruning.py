@@ -314,8 +314,10 @@ class PrunedStrategy:
     def _rescue(self, err: BudgetError, view: Conversation, recorded: dict[str, Message], meter: MessageMeter,
                 profile: ModelProfile, rescued: dict[str, tuple[Message, Entry, str]]) -> dict[int, Message] | None:
         """Shrink the newest unit's tool results by the overshoot, shared fairly; None if that cannot help."""
-        fixed = meter.tools(view.tools) + meter.system(view.system) + (view.inferred_head_tokens or 0) + \
-            profile.per_request_tokens
+        head = view.inferred_head_tokens or 0
+        # as build_context counts it: an inferred head already holds the provider's tool-use prompt
+        tools = meter.tools(view.tools) - (profile.tool_system_tokens if head and view.tools else 0)
+        fixed = tools + meter.system(view.system) + head + profile.per_request_tokens
         if err.needed <= fixed:
             return None  # the tools and system prompt alone are over: no tool result can help
         over = err.needed - err.budget

@@ -48,7 +48,7 @@ from ctxlab.compaction import CompactionPolicy, CompactionStrategy
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.errors import BudgetError, OrphanError
 from ctxlab.interactions import group_units
-from ctxlab.messages import Conversation, Entry, assistant, tool_result, user
+from ctxlab.messages import Conversation, Entry, Usage, assistant, tool_result, user
 from ctxlab.paging import READ_PAGE_TOOL, PagingPolicy
 from ctxlab.profiles import profile_for, with_window
 from ctxlab.pruning import DEFAULT_MARKER, ArrivalCap, text_tokens
@@ -102,10 +102,13 @@ class CaseStats:
     repeated_compactions: int = 0  # replays with two or more
     over_counted: int | None = None  # max(total - budget) as the profile's meter counts (tokens)
     over_exact: int | None = None  # the same under the exact tiktoken count (no calibration)
+    over_share: float | None = None  # max((total - budget) / budget), counted
 
-    def note_overshoot(self, counted: int, exact: int) -> None:
+    def note_overshoot(self, counted: int, exact: int, budget: int) -> None:
         self.over_counted = counted if self.over_counted is None else max(self.over_counted, counted)
         self.over_exact = exact if self.over_exact is None else max(self.over_exact, exact)
+        share = counted / max(1, budget)
+        self.over_share = share if self.over_share is None else max(self.over_share, share)
 
 
 @dataclass
@@ -123,9 +126,11 @@ class Report:
         def signed(n):
             return "-" if n is None else f"{n:+,}"
         lines = ["| strategy | replays | calls checked | refused (BudgetError) | replays with 2+ compactions "
-                 "(most) | max over budget, counted | max over budget, exact tiktoken |", "|---" * 7 + "|"]
+                 "(most) | max over budget, counted | the same, % of the budget | max over budget, exact tiktoken |",
+                 "|---" * 8 + "|"]
         lines += [f"| {k} | {s.examples:,} | {s.calls:,} | {s.refusals:,} | {s.repeated_compactions:,} "
-                  f"({s.most_compactions}) | {signed(s.over_counted)} | {signed(s.over_exact)} |"
+                  f"({s.most_compactions}) | {signed(s.over_counted)} | "
+                  f"{'-' if s.over_share is None else f'{s.over_share:+.1%}'} | {signed(s.over_exact)} |"
                   for k, s in sorted(self.cases.items())]
         return "\n".join(lines)
 
@@ -247,7 +252,10 @@ def measure(conversation: Conversation) -> tuple[int, int, int]:
             continue
         least = build_context(history, BudgetPolicy(budget_tokens=10**12, max_units=1), profile=profile, meter=meter)
         need = max(need, least.total_tokens)
-        need_paged = max(need_paged, least.total_tokens + meter.tools((READ_PAGE_TOOL,)) - meter.tools(()))
+        # what read_page adds; an inferred head already holds the provider's tool-use prompt (as build_context)
+        paging = meter.tools((*conversation.tools, READ_PAGE_TOOL)) - meter.tools(conversation.tools) - \
+            (profile.tool_system_tokens if least.head_tokens else 0)
+        need_paged = max(need_paged, least.total_tokens + paging)
         whole = build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter).total_tokens
     return math.ceil(need / 0.9), math.ceil(need_paged / 0.9), math.ceil(whole / 0.9)
 
@@ -322,7 +330,8 @@ def check_call(stats: CaseStats, strategy, history, call, profile, meter, decisi
         assert ctx.budget_tokens == budget, "the context states another budget than the strategy's"
     assert decision.overflow == (ctx.total_tokens > window), "the overflow flag must say whether it exceeds the window"
     stats.calls += 1
-    stats.note_overshoot(ctx.total_tokens - ctx.budget_tokens, exact_total(ctx, profile) - ctx.budget_tokens)
+    stats.note_overshoot(ctx.total_tokens - ctx.budget_tokens, exact_total(ctx, profile) - ctx.budget_tokens,
+                         ctx.budget_tokens)
 
 
 def exact_total(ctx, profile) -> int:
@@ -487,3 +496,21 @@ def test_a_budget_error_names_what_it_needs_in_all():
     with pytest.raises(BudgetError) as err:
         build_context(conv, BudgetPolicy(budget_tokens=500), profile=profile_for("gpt-4o"))
     assert f"{err.value.needed:,} tokens" in str(err.value) and "budget of 500" in str(err.value)
+
+
+def test_paged_prunes_the_newest_result_when_the_head_was_inferred():
+    """With no recorded system prompt or tools, the head is inferred from usage and already holds the tool-use
+    prompt; the rescue counted that prompt again for the read_page tool, took the fixed part for over the budget,
+    and refused calls that pruning the newest result would have fitted."""
+    conv = _conversation(
+        user("Fix the failing test in tests/test_api.py.", "u1"),
+        assistant("Looking.", "a3", usage=Usage(uncached_input_tokens=900, output_tokens=40)),
+        assistant("", "a6", calls=(("c4", "bash", {"cmd": "pytest -q"}),)),
+        tool_result("c4", _logs(8), "t8", name="bash", is_error=True),
+        assistant("The health check returns 503.", "a10"), model="claude-sonnet-4-5", system=(), tools=())
+    stats = CaseStats()
+    _, need_paged, _ = measure(conv)  # below it the newest result must be pruned to fit
+    below = range(need_paged - 150, need_paged, 10)
+    for window in below:
+        check_strategy(stats, conv, conv, lambda: get_strategy("paged"), window)
+    assert stats.refusals < len(below), "pruning the result was meant to rescue some of these windows"
