@@ -74,6 +74,11 @@ def show_in(output: object, fig: go.Figure) -> None:
     output.outputs = ({"output_type": "display_data", "data": mimebundle(fig), "metadata": {}},)  # type: ignore[attr-defined]
 
 
+def error_html(what: str, error: str) -> str:
+    """A widget's label when it cannot compute: ``what`` in bold, then the error, in red (escaped)."""
+    return f"<span style='color:#c62828'><b>{what}:</b> {html.escape(error)}</span>"
+
+
 def html_bar(segments: Sequence[tuple[str, int, str]], total: int | None = None, *, height_px: int = 26) -> str:
     """A horizontal stacked bar in plain HTML: ``segments`` = (label, tokens, colour).
 

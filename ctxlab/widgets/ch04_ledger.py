@@ -36,7 +36,7 @@ from ..messages import Conversation, Entry
 from ..profiles import profile_for
 from ..render import prefix_diff
 from ..replay import ReplayResult, model_calls, replay
-from ._plots import show_in
+from ._plots import error_html, show_in
 
 # ---- the texts' three calls ------------------------------------------------------------------------
 
@@ -635,7 +635,7 @@ class LedgerWidget:
 
         s = self.state
         if s.error:
-            self.label.value = f"<span style='color:#c62828'><b>no replay:</b> {html.escape(s.error)}</span>"
+            self.label.value = error_html("no replay", s.error)
             self.plot.outputs = ()
             self.table.value = ""
         else:

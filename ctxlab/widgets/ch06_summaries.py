@@ -41,6 +41,7 @@ from ..replay import ReplayResult, model_calls, replay
 from ..summary import BudgetedSummaryStrategy, PlacementRow, Summary
 from ..tokens import MessageMeter
 from ..workbook import DATA
+from ._plots import error_html
 from .ch05_pruning import PI_FACTS, checklist_for  # noqa: F401  (re-exported: the chapter imports it from here)
 
 PI_SCORES = DATA / "pi_summaries_score.csv"  # pi's LLM summaries vs the rule-based one (data/make_summary_scores.py)
@@ -485,7 +486,7 @@ class SummaryWidget:
     def _render(self) -> None:
         s = self.state
         if s.error:
-            self.label.value = f"<span style='color:#c62828'><b>no replay:</b> {html.escape(s.error)}</span>"
+            self.label.value = error_html("no replay", s.error)
             self.summary_view.value = self.facts_view.value = ""
             return
         cost = "unpriced" if s.cost_usd is None else f"${s.cost_usd:,.4f}"

@@ -42,7 +42,7 @@ from ..replay import ReplayResult, model_calls, replay
 from ..strategies import Call, compacted_view, get_strategy, whole_context
 from ..summary import RuleBasedSummarizer
 from ..tokens import MessageMeter
-from ._plots import COLOURS, figure, show_in
+from ._plots import COLOURS, error_html, figure, show_in
 
 # ---- the window, the replays, the rewrites ------------------------------------------------------------
 
@@ -697,7 +697,7 @@ class SawtoothWidget:
 
         s = self.state
         if s.error:
-            self.label.value = f"<span style='color:#c62828'><b>no replay:</b> {html.escape(s.error)}</span>"
+            self.label.value = error_html("no replay", s.error)
             self.plot.outputs = ()
             self.table.value = ""
             return
