@@ -40,3 +40,13 @@ def shared_transcripts() -> Path:
         pytest.skip(f"shared transcripts not found at {SHARED_TRANSCRIPTS} (they sit beside the repository "
                     "in the workshop tree; a plain clone does not have them)")
     return SHARED_TRANSCRIPTS
+
+
+@pytest.fixture(scope="session")
+def sample():
+    """The bundled sample session's conversation, as the chapters load it (one load per test process)."""
+    from ctxlab.workbook import SAMPLE_SESSION, load_workbook_conversation
+
+    if not SAMPLE_SESSION.exists():
+        pytest.skip("data/sample_session.jsonl not generated yet (python data/make_sample.py)")
+    return load_workbook_conversation()

@@ -24,7 +24,6 @@ from ctxlab.messages import Conversation
 from ctxlab.profiles import profile_for
 from ctxlab.render import RenderCache, default_breakpoints, render_blocks
 from ctxlab.tokens import MessageMeter
-from ctxlab.workbook import load_workbook_conversation
 
 CLAUDE, GPT = profile_for("claude-sonnet-4-5"), profile_for("gpt-4o")
 
@@ -58,11 +57,6 @@ def test_generated_sessions_grow_alike(conv, granularity, pin_first_task, unansw
     policy = BudgetPolicy(budget_tokens=budget, granularity=granularity, pin_first_task=pin_first_task,
                           unanswered=unanswered, max_units=max_units)
     grow_and_compare(conv, policy, profile)
-
-
-@pytest.fixture(scope="module")
-def sample() -> Conversation:
-    return load_workbook_conversation()
 
 
 @pytest.mark.parametrize("profile", [CLAUDE, GPT], ids=["claude (current-turn thinking)", "gpt-4o"])

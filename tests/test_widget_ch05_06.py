@@ -21,7 +21,7 @@ from ctxlab.paging import PageStore, page_lines
 from ctxlab.replay import replay
 from ctxlab.summary import LLMSummarizer, placement_experiment
 from ctxlab.tokens import TiktokenCounter
-from ctxlab.workbook import SAMPLE_FACTS, SAMPLE_SESSION, load_workbook_conversation
+from ctxlab.workbook import SAMPLE_FACTS, SAMPLE_SESSION
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -60,13 +60,6 @@ def synthetic(turns: int = 12, log_lines: int = 400) -> Conversation:
         "command": {"type": "string", "description": "The command."}}}),)
     return Conversation("synthetic-ch05", tuple(items), system=("You are a careful coding agent. " * 40,),
                         tools=tools, model="claude-sonnet-4-5", provider="anthropic")
-
-
-@pytest.fixture(scope="module")
-def sample() -> Conversation:
-    if not SAMPLE_SESSION.exists():
-        pytest.skip("data/sample_session.jsonl not generated yet")
-    return load_workbook_conversation()
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ from ctxlab.compare import STRATEGIES, compare, format_rows
 from ctxlab.messages import Conversation, Entry, ToolSpec, Usage, assistant, tool_result, user
 from ctxlab.replay import replay
 from ctxlab.session import Session
-from ctxlab.workbook import SAMPLE_SESSION, load_workbook_conversation
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -61,13 +60,6 @@ from ctxlab.widgets.ch08_leaderboard import (  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 PI_SOURCE = REPO.parent / "shared" / "data" / "transcripts" / "pi-mono" / "before-compaction.jsonl"
 WINDOW = 30_000
-
-
-@pytest.fixture(scope="module")
-def sample() -> Conversation:
-    if not SAMPLE_SESSION.exists():
-        pytest.skip("data/sample_session.jsonl not generated yet")
-    return load_workbook_conversation()
 
 
 @pytest.fixture(scope="module")
