@@ -16,7 +16,7 @@ from __future__ import annotations
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it from here)
 
 from .context import BudgetPolicy, Context, UnitReport, build_context
-from .errors import BudgetError, CtxlabError, OrphanError, SessionError, TranscriptError
+from .errors import BudgetError, CtxlabError, OrphanError, SessionError, TranscriptError, UnknownFormatError
 from .interactions import STUB_TEXT, Orphan, Unit, find_orphans, group_units
 from .messages import (
     Conversation,
@@ -87,7 +87,7 @@ __all__ = [
     "ThinkingPart", "ToolCallPart", "ToolSpec", "Transcript", "Usage",
     "assistant", "canonical_arguments", "tool_result", "user",
     # errors
-    "BudgetError", "CtxlabError", "OrphanError", "SessionError", "TranscriptError",
+    "BudgetError", "CtxlabError", "OrphanError", "SessionError", "TranscriptError", "UnknownFormatError",
     # profiles and tokens (chapter 01)
     "ModelProfile", "profile_for", "with_window",
     "COUNTER_NAMES", "CharsPerTokenCounter", "EstimateRow", "InferredHead", "MessageMeter",

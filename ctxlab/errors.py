@@ -25,6 +25,15 @@ class TranscriptError(CtxlabError):
         super().__init__(f"{where}: {what}" + (f" {hint}" if hint else ""))
 
 
+class UnknownFormatError(TranscriptError):
+    """No reader recognises the file: its format is not one ctxlab reads (yet).
+
+    Raised by :func:`ctxlab.formats.detect` (and so by ``load``) only when every reader's sniff
+    said no; a file that a reader claims and then finds damaged raises a plain
+    :class:`TranscriptError` naming the line. Chapter 02.
+    """
+
+
 class OrphanError(CtxlabError):
     """A tool result without its call, or a call without its result, where pairing is required."""
 

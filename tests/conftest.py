@@ -18,12 +18,36 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_TRANSCRIPTS = REPO.parent / "shared" / "data" / "transcripts"
 
 
+# Issue 11 of the brief (tracker issue 14) adds the readers for the transcripts the shared folder
+# gained; until a reader lands, a file whose format no reader recognises is skipped with this reason.
+NOT_READ_YET = ("format not read yet (issue 11 / tracker #14, readers for the new shared transcripts): "
+                "no reader recognises it")
+
+
+def is_transcript(path: Path) -> bool:
+    """A data file of the shared folder, not its documentation: README.md, SOURCE-README.md,
+    LICENSE and hidden files are left out."""
+    return (path.is_file() and not path.name.startswith(".") and "README" not in path.name.upper()
+            and not path.name.upper().startswith("LICENSE"))
+
+
 def shared_transcript_files() -> list[Path]:
-    """Every transcript under the shared folder (README and LICENSE files left out); [] when absent."""
+    """Every transcript under the shared folder (documentation files left out); [] when absent."""
     if not SHARED_TRANSCRIPTS.is_dir():
         return []
-    return sorted(p for p in SHARED_TRANSCRIPTS.glob("*/*")
-                  if p.is_file() and p.name not in ("README.md", "LICENSE") and not p.name.startswith("."))
+    return sorted(p for p in SHARED_TRANSCRIPTS.glob("*/*") if is_transcript(p))
+
+
+def skip_unless_a_reader_recognises(path: Path) -> str:
+    """The format ``detect`` gives ``path``; skips the test (naming issue 11) only when no reader
+    recognises the file. Any other error (a reader that claims the file and then fails) raises."""
+    from ctxlab import formats
+    from ctxlab.errors import UnknownFormatError
+
+    try:
+        return formats.detect(path)
+    except UnknownFormatError as err:
+        pytest.skip(f"{path.parent.name}/{path.name}: {NOT_READ_YET} ({err.problem})")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

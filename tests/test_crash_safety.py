@@ -14,14 +14,13 @@ import json
 import os
 import random
 import signal
-import sys
 import time
 import traceback
 from pathlib import Path
 
 import pytest
 
-from crash_writer import record_text, write_until_killed
+from crash_writer import APPENDED, STALLED, record_text, write_until_killed
 from ctxlab.formats import load
 from ctxlab.messages import Message, user
 from ctxlab.session import Session
@@ -146,17 +145,18 @@ def test_a_crash_while_marking_a_torn_line_is_survived_too(tmp_path: Path, monke
 
 # ---- 2. a real writer, SIGKILLed twenty times ------------------------------------------------
 
-def start_writer(path: Path, tag: str, seed: int, huge_at: int | None) -> tuple[int, int]:
+def start_writer(path: Path, tag: str, seed: int, stall_at: int | None) -> tuple[int, int]:
     """Fork a writer (tests/crash_writer.py) appending to ``path``; returns its pid and the read end
-    of its progress pipe (one byte per append). A fork, not a fresh ``python``: a new interpreter
-    spends 1-2 s importing ctxlab, and twenty rounds of that would take most of a minute."""
+    of its progress pipe (``APPENDED`` per append, ``STALLED`` once a stalled append is half on
+    disk). A fork, not a fresh ``python``: a new interpreter spends 1-2 s importing ctxlab, and
+    twenty rounds of that would take most of a minute."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the writer: append until killed; never return into pytest
         code = 1
         try:
             os.close(read_end)
-            write_until_killed(str(path), tag, seed, write_end, huge_at)
+            write_until_killed(str(path), tag, seed, write_end, stall_at)
             code = 0
         except BaseException:
             traceback.print_exc()
@@ -166,14 +166,14 @@ def start_writer(path: Path, tag: str, seed: int, huge_at: int | None) -> tuple[
     return pid, read_end
 
 
-def wait_for_appends(read_end: int, count: int) -> int:
-    """Block until the writer reports ``count`` appends (or ends); returns how many it reported."""
-    seen = 0
-    while seen < count:
-        chunk = os.read(read_end, count - seen)
+def read_progress(read_end: int, count: int) -> bytes:
+    """Block until the writer has sent ``count`` progress bytes (or ended); returns what it sent."""
+    seen = b""
+    while len(seen) < count:
+        chunk = os.read(read_end, count - len(seen))
         if not chunk:
             break
-        seen += len(chunk)
+        seen += chunk
     return seen
 
 
@@ -181,40 +181,43 @@ def wait_for_appends(read_end: int, count: int) -> int:
                     reason="Windows has no SIGKILL (nor fork): a killed writer cannot be simulated there; "
                            "the every-byte tests above still run")
 def test_twenty_sigkills_in_a_row(tmp_path: Path) -> None:
+    """Deterministic: what a kill leaves never depends on timing for the assertions. In half the
+    rounds (the even ones) the kill lands between or inside small appends after a seeded pause (any
+    outcome is legal, and every one is checked); in the odd ones the writer stalls inside the ``write()``
+    of its next append with a seeded prefix on disk, so the kill always leaves a torn last line."""
     path = tmp_path / "run.jsonl"
     Session.create(path, system=("You are a coding agent.",), created="2025-10-14T09:00:00Z")
     rng = random.Random(SEED)
-    torn_rounds = 0
+    mid_line_rounds = torn_rounds = 0
     for round_ in range(ROUNDS):
-        # The seeded moment: after `target` appends, then either a seeded pause (the kill lands
-        # between or inside small appends, mostly in fsync) or, in half the rounds, as soon as the
-        # huge append number `target` has put 64 KiB on disk: mid-line, leaving a torn line.
-        target, mid_line = rng.randrange(3, 30), rng.random() < 0.5
-        pid, progress = start_writer(path, f"r{round_}", SEED + round_, huge_at=target if mid_line else None)
-        reported = wait_for_appends(progress, target)
-        if mid_line:
-            size, deadline = path.stat().st_size, time.monotonic() + 30
-            while path.stat().st_size < size + 64 * 1024 and time.monotonic() < deadline:
-                pass
-        else:
+        target, mid_line = rng.randrange(3, 30), round_ % 2 == 1
+        pid, progress = start_writer(path, f"r{round_}", SEED + round_, stall_at=target if mid_line else None)
+        reported = read_progress(progress, target + mid_line)
+        if not mid_line:
             time.sleep(rng.uniform(0, 0.005))
         os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
         os.close(progress)
-        assert reported == target and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
-            f"round {round_}: the writer ended on its own after {reported} appends (status {status})"
+        assert reported == APPENDED * target + STALLED * mid_line, \
+            f"round {round_}: the writer reported {reported!r} before the kill"
+        assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL, \
+            f"round {round_}: the writer ended on its own (status {status})"
 
         session = check_reads_every_complete_line(path, via_reader=False)
         records = [m for m in session.path() if isinstance(m, Message)]
         assert sum(m.id.startswith(f"r{round_}-") for m in records) >= target  # its reported appends survived
         for m in records:
             assert m.text == record_text(m.id), f"round {round_}: record {m.id} holds other text"
-        torn_rounds += any("torn last line" in w for w in session.warnings[-2:])
+        torn = any("torn last line" in w for w in session.warnings[-2:])
+        if mid_line:
+            assert torn, f"round {round_}: the stalled append left no torn last line: {session.warnings[-2:]}"
+            assert not any(m.id.startswith(f"r{round_}-{target}-") for m in records)  # the torn record is not read
+        mid_line_rounds += mid_line
+        torn_rounds += torn
     # after the last kill, the test itself appends: the file is still a sound session
     session = Session.open(path)
     session.append(user("still here", "final"))
     final = check_reads_every_complete_line(path)
     assert final.head == "final" and len(final.path()) == len(complete_record_ids(path.read_bytes()))
     print(f"{ROUNDS} kills, {len(final.path())} records, {torn_rounds} rounds left a torn last line")
-    if sys.platform.startswith("linux"):  # Linux grows the file page by page during one write()
-        assert torn_rounds >= 1, "no kill landed mid-line: the torn-line path was not exercised"
+    assert mid_line_rounds == ROUNDS // 2 and torn_rounds >= mid_line_rounds

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import shared_transcript_files, skip_unless_a_reader_recognises
 from ctxlab import formats
 from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
@@ -31,8 +32,14 @@ OLD = {"pi_v1.jsonl": "pi", "pi_v3.jsonl": "pi", "pi_bad.jsonl": "pi", "claude_c
        "openai_messages.json": "openai-chat", "tau_bench.json": "tau-bench", "swe_agent_fc.traj": "swe-agent",
        "swe_agent_react.traj": "swe-agent", "sharegpt.json": "sharegpt", "sharegpt_bad.json": "sharegpt",
        "sharegpt_toolcall.json": "sharegpt", "openhands.jsonl": "openhands", "openhands_bad.jsonl": "openhands"}
+# the format each shared transcript is read as: {folder or folder/file: format}
 SHARED_FORMAT = {"claude-code-viewer": "claude-code", "llama-factory-toolcall": "sharegpt", "openhands": "openhands",
-                 "pi-mono": "pi", "swe-agent": "swe-agent", "tau-bench": "tau-bench"}
+                 "pi-mono": "pi", "swe-agent": "swe-agent", "tau-bench": "tau-bench",
+                 # the folders added with issue 11 (tracker #14)
+                 "aider": "aider", "claude-code-2x": "claude-code", "claude-trace": "proxy-log", "codex-cli": "codex",
+                 "copilot-cli": "copilot-cli", "gemini-cli": "gemini-cli", "mini-swe-agent": "openai-chat",
+                 "openhands-events": "openhands-events", "openhands-sdk/goal_events.jsonl": "openhands-events",
+                 "openhands-sdk": "proxy-log", "pi-v3": "pi"}
 NEW_READERS = (codex, messages_jsonl, anthropic_messages, openai_responses)
 
 
@@ -68,11 +75,15 @@ def test_known_fixture_detection_unchanged_and_no_new_reader_claims_it(name):
     assert [r.NAME for r in NEW_READERS if r.sniff(path, head)] == []
 
 
-def test_shared_transcripts_detection_unchanged(shared_transcripts):
-    files = [p for p in shared_transcripts.glob("*/*") if p.is_file() and p.name not in ("README.md", "LICENSE")]
-    assert files
-    for path in files:
-        assert formats.detect(path) == SHARED_FORMAT[path.parent.name], path.name
+def expected_format(path: Path) -> str:
+    return SHARED_FORMAT.get(f"{path.parent.name}/{path.name}") or SHARED_FORMAT[path.parent.name]
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("path", shared_transcript_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_shared_transcripts_detected_as_their_format(path):
+    assert skip_unless_a_reader_recognises(path) == expected_format(path), path.name
+    if expected_format(path) not in {r.NAME for r in NEW_READERS}:
         assert not any(r.sniff(path, formats._head(path)) for r in NEW_READERS), path.name
 
 

@@ -32,7 +32,7 @@ from typing import Annotated, Any, Callable, Iterator, Protocol, Sequence, TypeV
 from pydantic import BaseModel, Field, ValidationError
 
 from ..codec import MAX_TOKEN_COUNT, loads, too_deep
-from ..errors import TranscriptError
+from ..errors import TranscriptError, UnknownFormatError
 from ..messages import Transcript
 
 __all__ = ["READERS", "UNAVAILABLE", "Reader", "detect", "load", "names"]
@@ -237,8 +237,9 @@ def unknown_block_text(block: Any) -> str:
 
 # codex ... openai_responses come before openai_chat, whose sniff takes any list of role/content
 # messages; their sniffs leave SWE-agent and tau-bench files to openai_chat's sub-readers
-_ORDER = ("ctxlab_session", "claude_code", "pi", "sharegpt", "openhands", "codex", "messages_jsonl",
-          "anthropic_messages", "openai_responses", "openai_chat")
+_ORDER = ("ctxlab_session", "claude_code", "pi", "sharegpt", "openhands", "codex", "proxy_log", "gemini_cli",
+          "copilot_cli", "openhands_events", "aider", "messages_jsonl", "anthropic_messages", "openai_responses",
+          "openai_chat")
 UNAVAILABLE: dict[str, str] = {}  # reader module -> why it could not be imported
 
 
@@ -298,10 +299,10 @@ def detect(path: str | Path) -> str:
             return reader.NAME
     for name, what, test in _NOT_YET:
         if test(head):
-            raise TranscriptError(path.name, None, f"format not supported yet: this looks like {what} ({name}).",
+            raise UnknownFormatError(path.name, None, f"format not supported yet: this looks like {what} ({name}).",
                                   hint=f"ctxlab reads {', '.join(names())}; convert the file to OpenAI chat "
                                        "messages (a JSON list of {role, content}) to use it now.")
-    raise TranscriptError(path.name, None, "unknown transcript format.",
+    raise UnknownFormatError(path.name, None, "unknown transcript format.",
                           hint=f"Known formats: {', '.join(names())}. Pass format=NAME to load() if you know "
                                "which it is, or convert the file to a JSON list of OpenAI chat messages.")
 
