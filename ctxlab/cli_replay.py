@@ -73,26 +73,95 @@ def _rows(ledger: Any, conversation: str) -> list[dict[str, Any]]:
     return [{"conversation": conversation, **_jsonable(r)} for r in ledger.rows]
 
 
+def _combined(rows_per_conversation: list[list[Any]]) -> list[Any]:
+    """One leaderboard row per strategy summed over conversations: costs, tokens, compactions,
+    summary calls and overflows add up; the hit rate is weighted by input tokens; a strategy that
+    could not build a context in some conversation says in how many, and the first reason."""
+    from .compare import CompareRow
+
+    out = []
+    for column in zip(*rows_per_conversation):
+        ok = [r for r in column if not r.error]
+        errors = [r.error for r in column if r.error]
+        if not ok:
+            out.append(CompareRow(column[0].name, None, None, 0, 0, 0, 0, error=errors[0]))
+            continue
+        tokens = sum(r.total_input_tokens for r in ok)
+        costs = [r.cost_usd for r in ok]
+        out.append(CompareRow(
+            name=column[0].name, cost_usd=None if None in costs else sum(costs),
+            hit_rate=sum((r.hit_rate or 0.0) * r.total_input_tokens for r in ok) / tokens if tokens else 0.0,
+            compactions=sum(r.compactions for r in ok), summary_calls=sum(r.summary_calls for r in ok),
+            overflows=sum(r.overflows for r in ok), total_input_tokens=tokens,
+            violations=sum(r.violations for r in column),
+            error=f"in {len(errors)} of {len(column)} conversations: {errors[0]}" if errors else None))
+    return out
+
+
+def _over_window(conv: Any, args: argparse.Namespace) -> str | None:
+    """A note when a call the transcript recorded already sent more than the model's window: no
+    strategy can then build that call's context, and the figures (or the model) are in doubt.
+    ``None`` when every recorded prompt fits."""
+    from .profiles import profile_for
+
+    window = args.window or profile_for(args.model or conv.model, args.provider or conv.provider).context_window
+    over = [m for m in conv.messages if m.usage and m.usage.total_input_tokens > window]
+    if not over:
+        return None
+    worst = max(over, key=lambda m: m.usage.total_input_tokens)
+    return (f"conversation {conv.id}: {len(over)} recorded call(s) sent more than the {window:,}-token window of "
+            f"{args.model or conv.model or 'the default model'} (the largest {worst.usage.total_input_tokens:,} "
+            f"tokens, {worst.where()}): the transcript's own figures do not fit the model's window; "
+            "pass --window N (or --model) to replay it under the window it really had.")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
+    """``replay --compare``: the leaderboard. Without ``--conversation`` every conversation of the
+    file is compared (a tau-bench run, a proxy log's threads of calls) and a file of several gets
+    one table summed over them; ``--check`` fails on any violation and on any strategy that
+    cannot build a context in any conversation."""
     from .compare import compare, format_rows
     from .facts import load_facts
     from .formats import load
 
     transcript = load(Path(args.file), strict=args.strict)
-    conv = transcript.conversation(args.conversation if len(transcript.conversations) > 1 else None)
+    if not transcript.conversations:
+        raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
+    indices = [args.conversation] if args.conversation is not None else range(len(transcript.conversations))
+    chosen = [transcript.conversation(i) for i in indices]  # a bad N: ValueError naming the range
+    if args.facts and len(chosen) > 1:
+        raise CtxlabError(f"{transcript.file} holds {len(chosen)} conversations; a fact checklist belongs to one: "
+                          "pick it with --conversation N.")
     facts = load_facts(args.facts) if args.facts else None  # a bad checklist: CtxlabError naming the file
-    rows = compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts, check=args.check)
-    failed = [r for r in rows if r.violations]
+    per_conv = [(conv, compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts,
+                               check=args.check)) for conv in chosen]
+    rows = per_conv[0][1] if len(per_conv) == 1 else _combined([r for _, r in per_conv])
+    failed = [(conv.id, r) for conv, conv_rows in per_conv for r in conv_rows
+              if r.violations or (args.check and r.error)]
     if args.json:
-        print(redact(json.dumps({"file": transcript.file, "conversation": conv.id, "window": args.window,
-                                 "strategies": [r.as_dict() for r in rows]}, ensure_ascii=False, indent=1)))
+        body: dict[str, Any] = {"file": transcript.file, "window": args.window}
+        if len(per_conv) == 1:
+            body.update(conversation=chosen[0].id, strategies=[r.as_dict() for r in rows])
+        else:
+            body.update(conversations=[{"conversation": c.id, "strategies": [r.as_dict() for r in rs]}
+                                       for c, rs in per_conv], strategies=[r.as_dict() for r in rows])
+        print(redact(json.dumps(body, ensure_ascii=False, indent=1)))
     else:
-        print(redact(f"{transcript.file} ({conv.id}): every strategy replayed")
+        what = chosen[0].id if len(chosen) == 1 else f"{len(chosen)} conversations, summed"
+        print(redact(f"{transcript.file} ({what}): every strategy replayed")
               + (f", window {args.window:,}" if args.window else ""))
         print(format_rows(rows))
+    for conv, conv_rows in per_conv:  # when the file's own figures cannot fit the window, say so
+        if any(r.error for r in conv_rows) and not args.json and (note := _over_window(conv, args)):
+            print(redact(f"note: {note}"))
     if failed:
-        print(f"ctxlab replay --compare --check: {failed[0].name} broke {failed[0].violations} rules", file=sys.stderr)
+        cid, r = failed[0]
+        why = f"broke {r.violations} rules" if r.violations else f"could not build a context: {r.error}"
+        print(redact(f"ctxlab replay --compare --check: {len(failed)} failure(s); first: conversation {cid}, "
+                     f"strategy {r.name} {why}"), file=sys.stderr)
         return 1
+    if args.check and not args.json:
+        print("check: OK, every strategy built every context and passed every rule")
     return 0
 
 
@@ -118,8 +187,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for _, conv in chosen:
         out["notes"] += [f"{conv.id}: {n}" for n in _notes(transcript, conv)]
         if args.recorded:
-            ledger = recorded_ledger(conv)
-            fit, e2e = structural(conv), end_to_end(conv)
+            try:
+                ledger = recorded_ledger(conv)
+                fit, e2e = structural(conv), end_to_end(conv)
+            except CtxlabError as err:
+                if len(chosen) == 1:
+                    raise
+                skipped.append(conv.id)  # one bad conversation of many: said and skipped, as below
+                out["notes"].append(f"{conv.id}: not replayed: {' '.join(str(err).split())}")
+                continue
             for key, calls, share in (("structural", len(fit.calls), fit.within), ("end_to_end", e2e.calls, e2e.within)):
                 fidelity[key]["calls"] += calls
                 fidelity[key]["within_calls"] += round(share * calls)
@@ -156,6 +232,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         for key in fidelity:
             calls = fidelity[key]["calls"]
             fidelity[key]["within"] = fidelity[key].pop("within_calls") / calls if calls else None
+        if transcript.format == "proxy-log":  # the log holds the bytes sent: ctxlab's own bodies against them
+            from .formats.proxy_log import body_fidelity
+
+            bodies = body_fidelity(Path(args.file), strict=args.strict)
+            fidelity["body"] = bodies.figures()
+            texts.append(str(bodies))
         out["fidelity"] = fidelity
     if args.check:
         out["check"] = {"ok": not failures,

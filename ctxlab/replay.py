@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .checks import check_context
-from .messages import Conversation, Entry, Item
+from .messages import Conversation, Entry, Item, Message
 from .profiles import ModelProfile, profile_for, with_window
 from .render import RenderCache, RenderedRequest, render_blocks
 from .strategies import Call, Decision, Strategy, get_strategy
@@ -152,6 +152,11 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         items: list[Item] = thread_items[call.thread][:bisect_left(by_thread[call.thread], position)]
         for at, entry in added.get(call.thread, []):
             items.insert(min(at, len(items)), entry)
+        if not any(isinstance(i, Message) and i.origin != "meta" for i in items):
+            # a file cut from a longer run can open with a model call: there is no context to build for it
+            result.notes.append(f"call {call.index} of thread {call.thread!r} ({call.message.where()}) has nothing "
+                                "before it to send (the file starts mid-conversation): not replayed")
+            continue
         key = (call.thread, profile.name)
         if key not in heads:
             heads[key] = _inferred_head(conversation, call.thread, meter)
@@ -194,5 +199,9 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
 
 
 def _inferred_head(conversation: Conversation, thread: str, meter: MessageMeter) -> int | None:
+    """The unrecorded static head's size: the reader's when it knows it (a proxy log shows that no
+    system prompt or tools were sent: 0), else inferred from the thread's first recorded usage."""
+    if conversation.inferred_head_tokens is not None:
+        return conversation.inferred_head_tokens
     head = infer_static_head(conversation.thread(thread), meter)
     return head.tokens if head else None

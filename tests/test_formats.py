@@ -169,7 +169,7 @@ def cc():
 
 def test_claude_code_items_in_line_order(cc):
     assert cc.id == "sess-1" and cc.title == "Fixture session" and cc.provider == "anthropic"
-    assert kinds(cc) == [("entry", "title"), ("user", None), ("user", "meta"), ("assistant", None),
+    assert kinds(cc) == [("entry", "title"), ("user", None), ("user", "system"), ("assistant", None),
                          ("user", None), ("assistant", None), ("tool", None), ("assistant", None),
                          ("tool", None), ("tool", None), ("user", None),
                          ("user", None), ("assistant", None), ("entry", "compaction"), ("assistant", None)]
@@ -199,7 +199,7 @@ def test_claude_code_mixed_user_line_splits_in_order(cc):
 
 
 def test_claude_code_meta_and_sidechains(cc):
-    meta = [m for m in cc.messages if m.origin == "meta"]
+    meta = [m for m in cc.messages if m.origin == claude_code.META_ORIGIN]  # isMeta lines are sent to the model
     assert len(meta) == 1 and meta[0].id == "u2"
     assert cc.threads() == ("main", "sidechain-1", "sidechain-2")
     assert [m.id for m in cc.thread("sidechain-1").messages] == ["s1", "s2", "s3", "s4"]
@@ -371,7 +371,7 @@ def test_shared_claude_code_threads_and_merges():
     results = sum(1 for o in raw if o["type"] == "user" and isinstance(o["message"]["content"], list)
                   for b in o["message"]["content"] if b.get("type") == "tool_result")
     assert sum(1 for m in conv.messages if m.role == "tool") == results
-    assert Counter(m.origin for m in conv.messages)["meta"] == sum(1 for o in raw if o.get("isMeta"))
+    assert Counter(m.origin for m in conv.messages)[claude_code.META_ORIGIN] == sum(1 for o in raw if o.get("isMeta"))
 
 
 @pytest.mark.shared

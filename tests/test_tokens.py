@@ -123,5 +123,8 @@ def test_inferred_static_head_from_first_usage():
     head = infer_static_head(Conversation("c", (u, a)), meter)
     assert head is not None and head.tokens == 4003 - meter.message(u) - CLAUDE.per_request_tokens
     assert "inferred" in str(head)
-    assert infer_static_head(Conversation("c", (u, a), system=("sys",)), meter) is None
-    assert infer_static_head(Conversation("c", (u,)), meter) is None
+    # a recorded system prompt is counted; what is left is the unrecorded tools' share
+    with_system = infer_static_head(Conversation("c", (u, a), system=("sys",)), meter)
+    assert with_system.tokens == head.tokens - meter.system(("sys",)) > 0
+    assert infer_static_head(Conversation("c", (u, a), tools=(ToolSpec("read"),)), meter) is None  # tools recorded
+    assert infer_static_head(Conversation("c", (u,)), meter) is None  # no usage

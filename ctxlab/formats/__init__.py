@@ -1,11 +1,15 @@
 """Transcript readers: find out which agent wrote a file, and read it into messages and entries.
 
-``load("session.jsonl")`` sniffs the first 64 KiB of the file, picks a reader and returns a
+``load("session.jsonl")`` sniffs the first 64 KiB of the file (then, if nothing claimed it and it is
+one JSON document of up to 64 MiB, the whole parsed document), picks a reader and returns a
 :class:`~ctxlab.messages.Transcript`. Each reader is a module (or module-like object) with
 
 * ``NAME`` — the format's name (``"pi"``, ``"claude-code"``, ...);
 * ``sniff(path, head) -> bool`` — ``head`` is the first 64 KiB of the file as text;
-* ``read(path, *, strict=True) -> Transcript``.
+* ``read(path, *, strict=True) -> Transcript``;
+* optionally ``sniff_value(path, value) -> bool`` — asked, when no ``sniff`` claimed the file and
+  it is one JSON document, with the whole parsed document (see :func:`detect`); and ``EXPECTS``
+  (a phrase: what it reads) / ``EXPECT_KEYS`` for the message when no reader claims a file.
 
 Detection tries :data:`READERS` in order; the first reader whose ``sniff`` says yes reads the
 file. With ``strict=True`` a bad line raises :class:`~ctxlab.errors.TranscriptError` naming the
@@ -54,6 +58,8 @@ class Reader(Protocol):
     def sniff(self, path: Path, head: str) -> bool: ...
 
     def read(self, path: Path, *, strict: bool = True) -> Transcript: ...
+
+    # optional: def sniff_value(self, path: Path, value: Any) -> bool: ...  (see detect)
 
 
 # ---------------------------------------------------------------- shared helpers for readers
@@ -287,8 +293,28 @@ def _head(path: Path) -> str:
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
+def _sniff_value(reader: Reader, path: Path, value: Any, view: str | None) -> bool:
+    """The second look: ``reader.sniff_value(path, value)`` when the reader has one, else its
+    ``sniff`` on :func:`._detect.value_head` of the document (``view``; None: it already saw all)."""
+    by_value = getattr(reader, "sniff_value", None)
+    if by_value is not None:
+        return bool(by_value(path, value))
+    return view is not None and reader.sniff(path, view)
+
+
 def detect(path: str | Path) -> str:
-    """The format name of a transcript file. ``detect("run.traj")`` → ``"swe-agent"``. Chapter 02."""
+    """The format name of a transcript file. ``detect("run.traj")`` → ``"swe-agent"``. Chapter 02.
+
+    First every reader's ``sniff(path, head)`` looks at the first 64 KiB, in :data:`READERS` order.
+    When none claims the file and it is one JSON document (parsed whole, up to
+    :data:`._detect.DOCUMENT_LIMIT` = 64 MiB), each reader looks again at the parsed value: its
+    optional ``sniff_value(path, value)``, or its ``sniff`` shown the document re-serialised
+    compactly (every key, long strings and lists cut) — so keys beyond the first 64 KiB count.
+    No claim raises :class:`UnknownFormatError` naming the deciding line, the nearest readers and
+    why they said no (``err.reasons``: every reader's reason).
+    """
+    from ._detect import document, unknown_format, value_head
+
     path = Path(path)
     head = _head(path)
     if not head.strip():
@@ -297,14 +323,23 @@ def detect(path: str | Path) -> str:
     for reader in READERS:
         if reader.sniff(path, head):
             return reader.NAME
+    value, why_not = document(path, head)
+    if value is not None:
+        try:
+            view = value_head(value) if path.stat().st_size > HEAD_CHARS else None
+            for reader in READERS:
+                if _sniff_value(reader, path, value, view):
+                    return reader.NAME
+        except RecursionError:  # nested deeper than a sniff can walk: no claim
+            pass
     for name, what, test in _NOT_YET:
         if test(head):
             raise UnknownFormatError(path.name, None, f"format not supported yet: this looks like {what} ({name}).",
                                   hint=f"ctxlab reads {', '.join(names())}; convert the file to OpenAI chat "
                                        "messages (a JSON list of {role, content}) to use it now.")
-    raise UnknownFormatError(path.name, None, "unknown transcript format.",
-                          hint=f"Known formats: {', '.join(names())}. Pass format=NAME to load() if you know "
-                               "which it is, or convert the file to a JSON list of OpenAI chat messages.")
+    raise unknown_format(path, head, value, why_not, READERS,
+                         hint=f"Known formats: {', '.join(names())}. Pass format=NAME to load() if you know "
+                              "which it is, or convert the file to a JSON list of OpenAI chat messages.")
 
 
 def load(path: str | Path, *, strict: bool = True, format: str | None = None) -> Transcript:

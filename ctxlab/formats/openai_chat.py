@@ -1,20 +1,42 @@
-"""Readers for OpenAI chat-completions message lists: plain lists, SWE-agent ``.traj``, tau-bench runs.
+"""Readers for OpenAI chat-completions message lists: plain lists, SWE-agent ``.traj``, tau-bench runs, mini-swe-agent.
 
-Three formats share one message shape (``role``, ``content``, ``tool_calls``, ``tool_call_id``):
+Four formats share one message shape (``role``, ``content``, ``tool_calls``, ``tool_call_id``), read by
+:func:`.chat_messages.conversation`:
 
-* ``openai-chat`` — a JSON list of messages, or ``{"messages": [...], "tools": [...]}``;
+* ``openai-chat`` — a JSON list of messages, ``{"messages": [...], "tools": [...]}``, or a JSON list
+  of such ``{"messages"}`` samples (one conversation each, ids ``conv0``, ``conv1``, ...; LLaMA-Factory
+  v1 data sets, whose ``tools`` is a JSON *string*). mini-swe-agent's older trajectories (a bare list
+  of messages, text-ReAct style) are read here as they are;
 * ``swe-agent`` — one ``.traj`` object whose ``history`` is the list sent to the model. Tool
   messages name their call in ``tool_call_ids`` (a list). Text-ReAct runs have no tool calls:
   observations come back as ``user`` messages, and stay so. Function-calling runs record no
   tool schemas, only ``replay_config.agent.tools.command_docs``: the specs are rebuilt from it;
 * ``tau-bench`` — a JSON list of runs; each run's ``traj`` is one conversation
-  (``task{task_id}-trial{trial}``). No tool specs are recorded, so ``tools=()``.
+  (``task{task_id}-trial{trial}``). No tool specs are recorded, so ``tools=()``;
+* ``mini-swe-agent`` — ``{"info", "messages", "trajectory_format": "mini-swe-agent-1" | "-1.1"}``
+  (SWE-agent/mini-swe-agent ``src/minisweagent/agents/default.py`` ``serialize``, v1
+  ``src/minisweagent/run/utils/save.py`` ``save_traj``, ``docs/usage/output_files.md``; commit
+  a83fcae8, read 2026-12-01). The model is ``info.config.model.model_name``; ``info.model_stats``
+  (``instance_cost``, ``api_calls``), the exit status and the submission are noted. Each message's
+  ``extra`` (v1: top-level ``timestamp``) gives timestamps, and an assistant message's
+  ``extra.response`` (litellm's ModelResponse) its usage, model, id and finish reason. The ``exit``
+  role (the run's end marker) becomes a ``user`` message with ``origin="meta"`` (never sent). Runs
+  with the Responses API store whole response objects among the input items: read as Responses items.
+
+**Tool messages without ``tool_call_id``** (many chat dumps, and LLaMA-Factory v1 data, whose calls
+have no ids) are paired by position: a call is *open* from the assistant message that makes it until
+a tool message answers it; a tool message with no id answers the ONE call open before it. When
+several are open, it answers the oldest only if none of them has an id of its own (ids we made up:
+``{conversation}:{index}:call{k}``, as LLaMA-Factory renders results in call order); otherwise the
+pairing is ambiguous: strict mode raises (file, line, ``messages[i].tool_call_id``, the open ids),
+``strict=False`` pairs it with the oldest and notes the guess. No open call at all raises (strict) or
+skips the message (noted). Every positional pairing is counted in the notes.
 
 What it simplifies: system/developer messages before the first other message become
 ``Conversation.system`` blocks (one per message, or per text part); a later one becomes a
 ``user`` message with ``origin="system"`` and a note. Tool-call ``arguments`` stay the string
-the model emitted. Ids are ``f"{conversation_id}:{index}"``. No per-call usage is recorded in
-these files, so ``usage`` stays ``None``. Legacy ``function_call`` / ``role: function`` pairs get
+the model emitted. Ids are ``f"{conversation_id}:{index}"``. Plain chat files record no per-call
+usage, so ``usage`` stays ``None``. Legacy ``function_call`` / ``role: function`` pairs get
 made-up call ids (``…:fc``). Plumbing for chapter 02.
 """
 
@@ -23,147 +45,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Literal
-
-from pydantic import BaseModel
+from typing import Any, Callable
 
 from ..errors import TranscriptError
-from ..messages import (Conversation, ImagePart, Message, Part, SourceRef, TextPart, ToolCallPart,
-                        ToolSpec, Transcript, canonical_arguments)
-from . import bad, check, load_json, skip_note, unknown_block_text
+from ..messages import Conversation, ToolSpec, Transcript
+from . import bad, load_json, skip_note
+from .chat_messages import conversation
 
 NAME = "openai-chat"
+EXPECTS = 'a JSON list of {"role", "content"} chat messages, or {"messages": [...]}'
 _ROLES = re.compile(r'"role"\s*:\s*"(system|developer|user|assistant|tool|function)"')
 
 
-class _Function(BaseModel):
-    name: str
-    arguments: str | dict[str, Any] | list[Any] | None = None
-
-
-class _ToolCall(BaseModel):
-    id: str
-    type: str = "function"
-    function: _Function
-
-
-class _ChatMessage(BaseModel):
-    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
-    content: str | list[Any] | None = None
-    name: str | None = None
-    tool_calls: list[_ToolCall] | None = None
-    function_call: _Function | None = None
-    tool_call_id: str | None = None
-    tool_call_ids: list[str] | None = None  # SWE-agent
-
-
-def _parts(content: str | list[Any] | None) -> tuple[list[Part], list[str]]:
-    """Content (a string or a list of parts) → our parts, plus notes on anything unmodelled."""
-    if content is None or content == "":
-        return [], []
-    if isinstance(content, str):
-        return [TextPart(content)], []
-    parts: list[Part] = []
-    notes: list[str] = []
-    for item in content:
-        kind = item.get("type") if isinstance(item, dict) else None
-        if kind in ("text", "input_text", "output_text") and isinstance(item.get("text"), str):
-            parts.append(TextPart(item["text"]))
-        elif kind == "refusal" and isinstance(item.get("refusal"), str):
-            parts.append(TextPart(item["refusal"]))
-        elif kind == "image_url":
-            url = str((item.get("image_url") or {}).get("url", ""))
-            media = re.match(r"data:([^;,]+);base64,", url)
-            parts.append(ImagePart(media_type=media.group(1) if media else "image/png",
-                                   data_chars=len(url) - media.end() if media else 0))
-        elif isinstance(item, str):
-            parts.append(TextPart(item))
-        else:
-            parts.append(TextPart(unknown_block_text(item)))
-            notes.append(f"content part of type {kind!r} kept as its JSON text")
-    return parts, notes
-
-
-def _arguments(arguments: str | dict[str, Any] | list[Any] | None) -> str:
-    """The string the model emitted stays verbatim (even ``"{ }"`` or broken JSON); an object is canonicalised."""
-    return "" if arguments is None else canonical_arguments(arguments)
-
-
-def _system_blocks(content: str | list[Any] | None) -> list[str]:
-    parts, _ = _parts(content)
-    return [p.text for p in parts if isinstance(p, TextPart)]
-
-
-def conversation(conv_id: str, raw: list[Any], *, file: str, line_of: Callable[[Any], int | None],
-                 strict: bool, notes: list[str], at: str, fallback_line: int | None = None,
-                 tools: tuple[ToolSpec, ...] = (), model: str | None = None,
-                 provider: str | None = None) -> Conversation:
-    """One chat-message list → a :class:`Conversation`. ``notes`` collects skip notes for the transcript."""
-    items: list[Message] = []
-    system: list[str] = []
-    conv_notes: list[str] = []
-    names: dict[str, str] = {}  # call id -> tool name
-    calls_seen: dict[str, int] = {}  # call id -> times used
-    legacy_call: str | None = None
-    started = False
-    for index, obj in enumerate(raw):
-        line = line_of(obj) or fallback_line
-        where = f"{at}[{index}]"
-        try:
-            if not isinstance(obj, dict):
-                raise bad(file, line, f"expected a message object, got {type(obj).__name__}", field=where)
-            msg = check(_ChatMessage, obj, file=file, line=line, at=where)
-            tool_id = msg.tool_call_id or (msg.tool_call_ids[0] if msg.tool_call_ids else None)
-            if msg.role == "function":
-                tool_id = legacy_call
-            if msg.role in ("tool", "function") and not tool_id:
-                raise bad(file, line, "a tool message must name the call it answers", field=f"{where}.tool_call_id")
-        except TranscriptError as err:
-            if strict:
-                raise
-            notes.append(skip_note(err))
-            conv_notes.append(skip_note(err))
-            continue
-        common = dict(id=f"{conv_id}:{index}", source=SourceRef(file, line or 0), name=msg.name)
-        if msg.role in ("system", "developer") and not started:
-            system += _system_blocks(msg.content)
-            continue
-        started = True
-        parts, part_notes = _parts(msg.content)
-        conv_notes += [f"message {index}: {n}" for n in part_notes]
-        if msg.role in ("system", "developer"):
-            items.append(Message(role="user", parts=tuple(parts), origin="system", **common))
-            conv_notes.append(f"message {index} (line {line}): a {msg.role} message after the conversation "
-                              "started is kept as a user message with origin 'system'")
-        elif msg.role == "user":
-            items.append(Message(role="user", parts=tuple(parts), **common))
-        elif msg.role == "assistant":
-            for call in msg.tool_calls or []:
-                parts.append(ToolCallPart(call.id, call.function.name, _arguments(call.function.arguments)))
-                names[call.id] = call.function.name
-                calls_seen[call.id] = calls_seen.get(call.id, 0) + 1
-            if msg.function_call is not None:
-                legacy_call = f"{conv_id}:{index}:fc"
-                parts.append(ToolCallPart(legacy_call, msg.function_call.name,
-                                          _arguments(msg.function_call.arguments)))
-                names[legacy_call] = msg.function_call.name
-            items.append(Message(role="assistant", parts=tuple(parts), model=model, provider=provider, **common))
-        else:  # tool / function
-            if msg.tool_call_ids and len(msg.tool_call_ids) > 1:
-                conv_notes.append(f"message {index}: answers {len(msg.tool_call_ids)} calls; paired with the first")
-            common["name"] = None
-            items.append(Message(role="tool", parts=tuple(parts), tool_call_id=tool_id,
-                                 tool_name=msg.name or names.get(tool_id or ""), **common))
-    reused = {cid: n for cid, n in calls_seen.items() if n > 1}
-    if reused:
-        listing = ", ".join(f"{cid!r} x{n}" for cid, n in reused.items())
-        conv_notes.append(f"tool call ids reused by several calls, kept as recorded: {listing}")
-    return Conversation(id=conv_id, items=tuple(items), system=tuple(system), tools=tools, model=model,
-                        provider=provider, notes=tuple(conv_notes))
-
-
-def _tools_from(raw: Any) -> tuple[ToolSpec, ...]:
-    """OpenAI ``tools`` (``[{"type": "function", "function": {...}}]``) → ToolSpecs."""
+def _tools_from(raw: Any, *, file: str = "", line: int | None = None, at: str = "tools") -> tuple[ToolSpec, ...]:
+    """OpenAI ``tools`` (``[{"type": "function", "function": {...}}]``, or that list as a JSON string,
+    as LLaMA-Factory writes it) → ToolSpecs."""
+    if isinstance(raw, str):
+        from .sharegpt import tool_specs  # the JSON-string form, with its errors
+        return tool_specs(raw, file=file, line=line, at=at)
     specs = []
     for item in raw if isinstance(raw, list) else []:
         fn = item.get("function", item) if isinstance(item, dict) else None
@@ -183,20 +82,39 @@ def sniff(path: Path, head: str) -> bool:
     return text.startswith("{") and re.search(r'"messages"\s*:\s*\[', text) is not None and _ROLES.search(text) is not None
 
 
+def _is_sample(obj: Any) -> bool:
+    return isinstance(obj, dict) and isinstance(obj.get("messages"), list) and "role" not in obj
+
+
 def read(path: Path, *, strict: bool = True) -> Transcript:
     data, line_of = load_json(path)
     notes: list[str] = []
-    tools: tuple[ToolSpec, ...] = ()
-    model = None
-    if isinstance(data, dict):
-        tools, model = _tools_from(data.get("tools")), data.get("model")
-        data = data.get("messages")
-    if not isinstance(data, list):
+    if isinstance(data, list) and data and all(_is_sample(x) for x in data):  # a data set of {"messages"} samples
+        convs = []
+        for k, sample in enumerate(data):
+            try:
+                convs.append(_sample(sample, f"conv{k}", path.name, line_of, strict, notes, at=f"[{k}].messages"))
+            except TranscriptError as err:
+                if strict:
+                    raise
+                notes.append(skip_note(err))
+        return Transcript(format=NAME, file=path.name, conversations=tuple(convs), notes=tuple(notes))
+    if not isinstance(data, list) and not _is_sample(data):
         raise TranscriptError(path.name, 1, "expected a JSON list of chat messages or {\"messages\": [...]}.",
                               hint="Each message is {\"role\": ..., \"content\": ...}.")
-    conv = conversation(path.stem, data, file=path.name, line_of=line_of, strict=strict, notes=notes,
-                        at="messages", tools=tools, model=model if isinstance(model, str) else None)
+    conv = (_sample(data, path.stem, path.name, line_of, strict, notes, at="messages") if isinstance(data, dict) else
+            conversation(path.stem, data, file=path.name, line_of=line_of, strict=strict, notes=notes, at="messages"))
     return Transcript(format=NAME, file=path.name, conversations=(conv,), notes=tuple(notes))
+
+
+def _sample(obj: dict[str, Any], conv_id: str, file: str, line_of: Callable[[Any], int | None], strict: bool,
+            notes: list[str], *, at: str) -> Conversation:
+    """``{"messages": [...], "tools": ..., "model": ...}`` → one conversation."""
+    line = line_of(obj)
+    tools = _tools_from(obj.get("tools"), file=file, line=line, at=at.replace("messages", "tools"))
+    model = obj.get("model") if isinstance(obj.get("model"), str) else None
+    return conversation(conv_id, obj["messages"], file=file, line_of=line_of, strict=strict, notes=notes, at=at,
+                        fallback_line=line, tools=tools, model=model)
 
 
 # ---------------------------------------------------------------- swe-agent
@@ -294,6 +212,59 @@ def _tau_read(path: Path, *, strict: bool = True) -> Transcript:
     return Transcript(format="tau-bench", file=path.name, conversations=tuple(convs), notes=tuple(notes))
 
 
+# ---------------------------------------------------------------- mini-swe-agent
+
+_MINI = re.compile(r'"trajectory_format"\s*:\s*"mini-swe-agent')
+
+
+def _mini_sniff(path: Path, head: str) -> bool:
+    text = head.lstrip()
+    return text.startswith("{") and (_MINI.search(text) is not None or (
+        re.match(r'\{\s*"info"\s*:', text) is not None and re.search(r'"mini_version"\s*:', text) is not None))
+
+
+def _mini_sniff_value(path: Path, value: Any) -> bool:
+    return isinstance(value, dict) and str(value.get("trajectory_format") or "").startswith("mini-swe-agent")
+
+
+def _mini_notes(info: dict[str, Any], data: dict[str, Any]) -> list[str]:
+    stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+    out = [f"trajectory_format {data.get('trajectory_format')!r}, mini_version {info.get('mini_version')!r}, "
+           f"exit status {info.get('exit_status')!r}"]
+    if stats:
+        out.append(f"info.model_stats: instance_cost {stats.get('instance_cost')!r} USD over "
+                   f"{stats.get('api_calls')!r} API calls (the run's own totals, kept here only)")
+    if isinstance(info.get("submission"), str) and info["submission"]:
+        out.append(f"info.submission: {len(info['submission']):,} characters (the final output), not a message")
+    return out
+
+
+def _mini_read(path: Path, *, strict: bool = True) -> Transcript:
+    data, line_of = load_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        raise TranscriptError(path.name, 1, "a mini-swe-agent trajectory needs a 'messages' list.", field="messages",
+                              hint="Pass the .traj.json file mini-swe-agent saved.")
+    info = data.get("info") if isinstance(data.get("info"), dict) else {}
+    model_cfg = (info.get("config") or {}).get("model") if isinstance(info.get("config"), dict) else None
+    model = model_cfg.get("model_name") if isinstance(model_cfg, dict) else None
+    model = model if isinstance(model, str) else None
+    vendor = model.split("/", 1)[0] if model and "/" in model else None
+    notes: list[str] = []
+    if any(isinstance(m, dict) and m.get("object") == "response" for m in data["messages"]):
+        from .openai_responses import mini_swe_conversation  # Responses-API runs (imports this module)
+        conv = mini_swe_conversation(path.stem, data["messages"], file=path.name, line_of=line_of, strict=strict,
+                                      notes=notes, model=model)
+    else:
+        conv = conversation(path.stem, data["messages"], file=path.name, line_of=line_of, strict=strict, notes=notes,
+                            at="messages", model=model, provider=vendor if vendor in ("anthropic", "openai") else None,
+                            mini=True)
+    head = _mini_notes(info, data)
+    if any(m.tool_calls for m in conv.messages):
+        head.append("a tool-calling run: the 'bash' tool definition mini-swe-agent sends is not in the file (no tools)")
+    conv = replace(conv, notes=tuple(head) + conv.notes)
+    return Transcript(format="mini-swe-agent", file=path.name, conversations=(conv,), notes=tuple(notes))
+
+
 @dataclass(frozen=True)
 class _SubReader:
     """A reader that lives inside this module (same shape as a reader module)."""
@@ -301,8 +272,21 @@ class _SubReader:
     NAME: str
     sniff: Callable[[Path, str], bool]
     read: Callable[..., Transcript]
+    EXPECTS: str = ""
+
+
+@dataclass(frozen=True)
+class _ValueSubReader(_SubReader):
+    """A sub-reader that also recognises a parsed whole document (``sniff_value``, see :func:`ctxlab.formats.detect`)."""
+
+    sniff_value: Callable[[Path, Any], bool] = lambda path, value: False
 
 
 SWE_AGENT = _SubReader("swe-agent", _swe_sniff, _swe_read)
 TAU_BENCH = _SubReader("tau-bench", _tau_sniff, _tau_read)
+MINI_SWE_AGENT = _ValueSubReader("mini-swe-agent", _mini_sniff, _mini_read,
+                                 'a mini-swe-agent {"info", "messages", "trajectory_format"} trajectory',
+                                 _mini_sniff_value)
 SUB_READERS = (SWE_AGENT, TAU_BENCH)  # detected before the plain openai-chat reader
+# MINI_SWE_AGENT is registered by messages_jsonl, earlier in the order: anthropic-messages' and
+# openai-responses' sniffs would claim a trajectory holding thinking blocks or response objects

@@ -8,7 +8,17 @@ Items are read by :class:`.responses_items.ItemReader` (the mapping is described
 flat ``{"type": "function", "name", "description", "parameters"}`` entries (built-in tools have no
 definition in the file: noted). A response object is ONE assistant message with ``response_id``,
 ``usage`` and a stop reason (``tool_use`` when it calls a tool, ``length`` when
-``incomplete_details.reason`` is ``max_output_tokens``). Plumbing for chapter 02.
+``incomplete_details.reason`` is ``max_output_tokens``). A response object does not hold the input
+it answered: ONE user message with ``origin="synthetic"`` stands in for it (its text says so), so
+the call can be replayed (``replay --recorded`` prices its usage; the end-to-end fidelity then shows
+how much of the recorded prompt the file does not hold) — noted.
+
+Also here: :func:`mini_swe_conversation`, for mini-swe-agent trajectories of Responses-API runs,
+whose ``messages`` mix input items with whole response objects (SWE-agent/mini-swe-agent
+``src/minisweagent/models/litellm_response_model.py``, commit a83fcae8, read 2026-12-01): each
+response object's ``output`` items become one assistant message with the response's ``usage``;
+``extra`` is dropped (its ``timestamp`` kept); the ``exit`` marker becomes a meta user message.
+Plumbing for chapter 02.
 """
 
 from __future__ import annotations
@@ -19,19 +29,27 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TranscriptError
-from ..messages import Message, TextPart, Transcript
-from . import load_json, skip_note
-from .openai_chat import SWE_AGENT, TAU_BENCH
+from ..messages import Conversation, Message, SourceRef, TextPart, Transcript
+from . import bad, load_json, skip_note
+from .chat_messages import iso_time
+from .openai_chat import MINI_SWE_AGENT, SWE_AGENT, TAU_BENCH
 from .responses_items import ItemReader, content_parts, tool_specs, usage
 
 NAME = "openai-responses"
+EXPECTS = 'OpenAI Responses items, a request {"input", "instructions"} or a response {"object": "response", "output"}'
+STAND_IN = ("[the input of this response is not in the file: a response object holds only its output; "
+            "this message stands in for it]")
+# LLaMA-Factory v1 content parts ({"type": "reasoning", "value": ...}) are chat messages, not Responses items
+_VALUE_PARTS = re.compile(r'"type"\s*:\s*"(text|reasoning|tool_call)"\s*,\s*"value"\s*:')
 ITEM_TYPES = re.compile(r'"type"\s*:\s*"(function_call|function_call_output|reasoning|input_text|output_text|'
                         r'input_image|custom_tool_call|custom_tool_call_output|local_shell_call)"')
 
 
 def sniff(path: Path, head: str) -> bool:
     text = head.lstrip()
-    if SWE_AGENT.sniff(path, head) or TAU_BENCH.sniff(path, head):  # read by openai_chat, detected after us
+    if any(r.sniff(path, head) for r in (SWE_AGENT, TAU_BENCH, MINI_SWE_AGENT)):  # read by openai_chat, after us
+        return False
+    if _VALUE_PARTS.search(text[:4000]):
         return False
     if text.startswith("["):
         return re.match(r'\[\s*\{', text) is not None and ITEM_TYPES.search(text) is not None
@@ -43,11 +61,11 @@ def sniff(path: Path, head: str) -> bool:
             or (re.search(r'"output"\s*:\s*\[', text) is not None and ITEM_TYPES.search(text) is not None))
 
 
-def _stop(response: dict[str, Any], msg: Message) -> str | None:
+def _stop(response: dict[str, Any], calls: bool) -> str | None:
     if response.get("status") == "incomplete":
         reason = (response.get("incomplete_details") or {}).get("reason")
         return "length" if reason == "max_output_tokens" else "aborted"
-    return "tool_use" if msg.tool_calls else ("stop" if response.get("status") == "completed" else None)
+    return "tool_use" if calls else ("stop" if response.get("status") == "completed" else None)
 
 
 def read(path: Path, *, strict: bool = True) -> Transcript:
@@ -81,7 +99,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if response is not None and reader.items:
         msg = reader.items[-1]
         assert isinstance(msg, Message)
-        fields: dict[str, Any] = dict(response_id=response.get("id"), stop_reason=_stop(response, msg))
+        fields: dict[str, Any] = dict(response_id=response.get("id"), stop_reason=_stop(response, bool(msg.tool_calls)))
         try:
             recorded = usage(response["usage"], file=file, line=line_of(response["usage"])) \
                 if response.get("usage") is not None else None
@@ -94,5 +112,47 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
             reader.set_usage(recorded, **fields)
         else:
             reader.items[-1] = replace(msg, **fields)
+        reader.items.insert(0, Message(role="user", parts=(TextPart(STAND_IN),), id=f"{path.stem}:input",
+                                       origin="synthetic", source=SourceRef(file, 1)))
+        head_notes.append("a response object holds no input: one synthetic user message stands in for it, so the "
+                          "call replays (its recorded prompt is larger than what the file shows)")
     conv = reader.conversation(tools=tools, instructions=system, extra_notes=skipped + head_notes)
     return Transcript(format=NAME, file=file, conversations=(conv,), notes=tuple(skipped))
+
+
+def mini_swe_conversation(conv_id: str, raw: list[Any], *, file: str, line_of: Any, strict: bool, notes: list[str],
+                          model: str | None) -> Conversation:
+    """mini-swe-agent ``messages`` of a Responses-API run (input items and response objects) → a Conversation."""
+    reader = ItemReader(conv_id, file, model=model)
+    exits = 0
+    for index, obj in enumerate(raw):
+        line, at = line_of(obj), f"messages[{index}]"
+        extra = obj.get("extra") if isinstance(obj, dict) and isinstance(obj.get("extra"), dict) else {}
+        stamp = iso_time(extra.get("timestamp"))
+        try:
+            if isinstance(obj, dict) and obj.get("object") == "response":
+                if not isinstance(obj.get("output"), list):
+                    raise bad(file, line, "a response object needs an 'output' list", field=f"{at}.output")
+                reader.model = obj["model"] if isinstance(obj.get("model"), str) else model
+                for k, item in enumerate(obj["output"]):
+                    reader.add(item, index=index, line=line_of(item) or line, at=f"{at}.output[{k}]", timestamp=stamp)
+                recorded = usage(obj["usage"], file=file, line=line, at=f"{at}.usage") if obj.get("usage") else None
+                calls = any(isinstance(i, dict) and str(i.get("type", "")).endswith("_call") for i in obj["output"])
+                if recorded is not None:
+                    reader.set_usage(recorded, response_id=obj.get("id"), stop_reason=_stop(obj, calls))
+                reader.close()
+            elif isinstance(obj, dict) and obj.get("role") == "exit":
+                reader.close()
+                exits += 1
+                reader.items.append(Message(role="user", parts=(TextPart(str(obj.get("content") or "")),),
+                                            id=f"{conv_id}:{index}", origin="meta", timestamp=stamp,
+                                            source=SourceRef(file, line or 0)))
+            else:
+                item = {k: v for k, v in obj.items() if k != "extra"} if isinstance(obj, dict) else obj
+                reader.add(item, index=index, line=line, at=at, timestamp=stamp)
+        except TranscriptError as err:
+            if strict:
+                raise
+            notes.append(skip_note(err))
+    extra_notes = [f"{exits} exit marker(s) kept as meta messages, never sent"] if exits else []
+    return reader.conversation(extra_notes=list(notes) + extra_notes)

@@ -7,43 +7,51 @@
   file ended — and note how many entries on other branches were left out.
 
 Message roles: ``user``; ``assistant`` (blocks ``text``, ``thinking``, ``toolCall``; ``usage`` with
-per-bucket ``cost``; ``stopReason``); ``toolResult`` → ``tool``; ``bashExecution`` (a command the
-person ran with ``!``) → a ``user`` message with ``origin="shell"``, its text rendered the way pi
-shows it to the model (``Ran `cmd``` + fenced output); ``!!`` commands (``excludeFromContext``) get
-``origin="meta"``. ``custom`` / ``hookMessage`` (extension messages) → ``user`` with
-``origin="system"``; ``branch_summary`` entries → ``user`` with ``origin="compact_summary"``.
-``compaction``, ``model_change``, ``thinking_level_change`` and ``session_info`` become entries;
-``label``/``custom`` and other bookkeeping entries never reach the model and are left out (noted).
+per-bucket ``cost``; ``stopReason``; ``responseId`` when recorded); ``toolResult`` → ``tool``;
+``bashExecution`` (a command the person ran with ``!``) → a ``user`` message with ``origin="shell"``,
+its text rendered the way pi shows it to the model (``Ran `cmd``` + fenced output); ``!!`` commands
+(``excludeFromContext``) get ``origin="meta"``. ``custom`` (v3; ``hookMessage`` before) and
+``custom_message`` entries (extension messages) → ``user`` with ``origin="system"``;
+``branch_summary`` entries → ``user`` with ``origin="compact_summary"``, wrapped in the text pi sends
+(``BRANCH_SUMMARY_PREFIX`` ... ``BRANCH_SUMMARY_SUFFIX``). ``compaction`` (``firstKeptEntryId``,
+``tokensBefore``; its ``details`` kept in the entry, never sent; ``fromHook`` noted),
+``model_change``, ``thinking_level_change`` and ``session_info`` become entries; ``label`` (bookmarks)
+and ``custom`` (extension state) entries never reach the model and are left out (noted).
 
-Simplified on purpose: aborted assistant turns whose calls never got a result are kept as recorded
-(the interaction module reports them); pi's wrapper text around branch summaries is not added.
-Plumbing for chapter 02.
+Sources (read 2026-12-01): badlogic/pi-mono at 83378aa — ``packages/coding-agent/src/core/session-manager.ts``
+(entry types, ``CURRENT_SESSION_VERSION = 3``, the v1→v2→v3 migrations, ``buildSessionContext``),
+``packages/coding-agent/src/core/messages.ts`` (``convertToLlm`` and the summary wrappers),
+``packages/coding-agent/docs/session.md``, ``packages/ai/src/types.ts``.
+
+Simplified on purpose: aborted or errored assistant turns are kept as recorded, although pi-ai's
+``transformMessages`` leaves them out of later requests (and adds "No result provided" results for
+calls left open) — the interaction module reports them; a compaction's summary is not wrapped in
+pi's ``COMPACTION_SUMMARY_PREFIX`` (ctxlab's compacted view adds its own). Plumbing for chapter 02.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from datetime import datetime, timezone
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from ..errors import TranscriptError
-from ..messages import (Conversation, Entry, ImagePart, Item, Message, Part, SourceRef, TextPart,
-                        ThinkingPart, ToolCallPart, Transcript, Usage, canonical_arguments)
-from . import TokenCount, bad, check, head_objects, iter_jsonl, skip_note, unknown_block_text
+from ..messages import Conversation, Entry, Item, Message, SourceRef, TextPart, Transcript
+from . import bad, check, head_objects, iter_jsonl, skip_note
+from .pi_messages import (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, _iso, _message, _parts,  # noqa: F401 (_iso)
+                          _SummaryLine, _User)
 
 NAME = "pi"
-_STOP = {"toolUse": "tool_use", "stop": "stop", "aborted": "aborted", "error": "error", "length": "length"}
-
-
 class _Header(BaseModel):
     id: str | None = None
     provider: str | None = None
     modelId: str | None = None
     version: int | None = None
+    parentSession: str | None = None
 
 
 class _Line(BaseModel):
@@ -70,143 +78,22 @@ class _Compaction(_Line):
     firstKeptEntryIndex: int | None = None
     firstKeptEntryId: str | None = None
     tokensBefore: int | None = None
-
-
-class _SummaryLine(_Line):
-    summary: str
+    details: Any = None
+    fromHook: bool | None = None
 
 
 class _SessionInfo(_Line):
     name: str | None = None
 
 
-class _Cost(BaseModel):
-    input: float = 0
-    output: float = 0
-    cacheRead: float = 0
-    cacheWrite: float = 0
-    total: float = 0
-
-
-class _Usage(BaseModel):
-    input: TokenCount = 0
-    output: TokenCount = 0
-    cacheRead: TokenCount = 0
-    cacheWrite: TokenCount = 0
-    totalTokens: TokenCount = 0
-    cost: _Cost | None = None
-
-
-class _User(BaseModel):
-    content: str | list[Any]
-
-
-class _Assistant(_User):
-    content: list[Any]
-    provider: str | None = None
-    model: str | None = None
-    usage: _Usage | None = None
-    stopReason: str | None = None
-
-
-class _ToolResult(_User):
-    toolCallId: str
-    toolName: str | None = None
-    content: str | list[Any] = ""
-    isError: bool = False
-
-
-class _Bash(BaseModel):
-    command: str
-    output: str = ""
-    exitCode: int | None = None
-    cancelled: bool = False
-    truncated: bool = False
-    fullOutputPath: str | None = None
-    excludeFromContext: bool = False
-
-
-class _Text(BaseModel):
-    text: str
-
-
-class _Image(BaseModel):
-    data: str = ""
-    mimeType: str = "image/png"
-
-
-class _Thinking(BaseModel):
-    thinking: str = ""
-    thinkingSignature: str | None = None
-    redacted: bool = False
-
-
-class _ToolCall(BaseModel):
-    id: str
-    name: str
-    arguments: Any = None
-
-
 def sniff(path: Path, head: str) -> bool:
+    """A pi ``session`` header (with ``cwd`` or ``version``) first, or a headerless ``message`` line."""
     objs = head_objects(head, 5)
     if not objs or "uuid" in objs[0] or "sessionId" in objs[0]:
         return False
     first = objs[0]
     return (first.get("type") == "session" and ("cwd" in first or "version" in first)) or (
         first.get("type") == "message" and isinstance(first.get("message"), dict) and "role" in first["message"])
-
-
-def _parts(content: str | list[Any], *, file: str, line: int, at: str, notes: list[str]) -> list[Part]:
-    if isinstance(content, str):
-        return [TextPart(content)] if content else []
-    parts: list[Part] = []
-    for i, block in enumerate(content):
-        where = f"{at}[{i}]"
-        kind = block.get("type") if isinstance(block, dict) else None
-        if kind == "text":
-            parts.append(TextPart(check(_Text, block, file=file, line=line, at=where).text))
-        elif kind == "image":
-            img = check(_Image, block, file=file, line=line, at=where)
-            parts.append(ImagePart(media_type=img.mimeType, data_chars=len(img.data)))
-        elif kind == "thinking":
-            th = check(_Thinking, block, file=file, line=line, at=where)
-            parts.append(ThinkingPart(th.thinking, th.thinkingSignature, th.redacted))
-        elif kind == "toolCall":
-            call = check(_ToolCall, block, file=file, line=line, at=where)
-            parts.append(ToolCallPart(call.id, call.name, canonical_arguments(call.arguments or {})))
-        else:
-            parts.append(TextPart(unknown_block_text(block)))
-            notes.append(f"line {line}: content block of type {kind!r} kept as its JSON text")
-    return parts
-
-
-def _bash_text(b: _Bash) -> str:
-    """How pi shows a user's shell command to the model."""
-    text = f"Ran `{b.command}`\n" + (f"```\n{b.output}\n```" if b.output else "(no output)")
-    if b.cancelled:
-        text += "\n\n(command cancelled)"
-    elif b.exitCode not in (None, 0):
-        text += f"\n\nCommand exited with code {b.exitCode}"
-    if b.truncated and b.fullOutputPath:
-        text += f"\n\n[Output truncated. Full output: {b.fullOutputPath}]"
-    return text
-
-
-def _iso(ms: Any) -> str | None:
-    """pi's message timestamps are Unix milliseconds: ``1735725601000`` → ``"2025-01-01T10:00:01.000Z"``."""
-    if isinstance(ms, str):
-        return ms
-    if not isinstance(ms, (int, float)) or isinstance(ms, bool):
-        return None
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def _usage(u: _Usage, raw: dict[str, Any]) -> Usage:
-    cost = None if u.cost is None else {"uncached_input": u.cost.input, "cache_read": u.cost.cacheRead,
-                                         "cache_write": u.cost.cacheWrite, "output": u.cost.output,
-                                         "total": u.cost.total}
-    return Usage(uncached_input_tokens=u.input, cache_read_tokens=u.cacheRead, cache_write_tokens=u.cacheWrite,
-                 output_tokens=u.output, cost_usd=cost, raw=raw)
 
 
 _Row = tuple[int, int, dict[str, Any]]  # (line, index, object)
@@ -260,6 +147,7 @@ def _branch(rows: list[_Row], *, file: str, strict: bool, skipped: list[str], no
 
 
 def read(path: Path, *, strict: bool = True) -> Transcript:
+    """Read a pi session file (v1 linear, v2/v3 tree) into one Conversation (see the module docstring)."""
     file, skipped, notes = path.name, [], []
     rows = list(iter_jsonl(path, strict=strict, notes=skipped))
     header = next((check(_Header, o, file=file, line=n) for n, _, o in rows[:1] if o.get("type") == "session"), _Header())
@@ -299,13 +187,20 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 if first_kept is None:
                     notes.append(f"line {line}: compaction keeps no earlier message (first kept entry "
                                  f"{comp.firstKeptEntryId or comp.firstKeptEntryIndex!r} not found before it)")
-                item = Entry("compaction", item_id, {"summary": comp.summary, "first_kept_id": first_kept,
-                                                     "tokens_before": comp.tokensBefore, "origin": "recorded"},
-                             base.timestamp, source=src)
+                data = {"summary": comp.summary, "first_kept_id": first_kept, "tokens_before": comp.tokensBefore,
+                        "origin": "recorded"}
+                if comp.details is not None:
+                    data["details"] = comp.details  # pi's own bookkeeping (files read and changed), never sent
+                if comp.fromHook:
+                    notes.append(f"line {line}: compaction made by an extension (fromHook)")
+                item = Entry("compaction", item_id, data, base.timestamp, source=src)
             elif kind == "branch_summary":
                 summary = check(_SummaryLine, obj, file=file, line=line).summary
-                item = Message(role="user", parts=(TextPart(summary),), origin="compact_summary",
-                               model=model, provider=provider, **meta)
+                if not summary:  # buildSessionContext sends a branch summary only when it has text
+                    left_out["branch_summary (empty)"] += 1
+                    continue
+                item = Message(role="user", parts=(TextPart(BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX),),
+                               origin="compact_summary", model=model, provider=provider, **meta)
             elif kind == "custom_message":
                 content = check(_User, obj, file=file, line=line).content
                 item = Message(role="user", parts=tuple(_parts(content, file=file, line=line, at="content", notes=notes)),
@@ -324,43 +219,27 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
         items.append(item)
         if isinstance(item, Message):
             kept.append((key, item.id))
+    seen: set[str] = set()  # a pi message entry is one call: a responseId used again identifies nothing
+    repeated: list[str] = []
+    for k, m in enumerate(items):
+        if isinstance(m, Message) and m.response_id:
+            if m.response_id in seen:
+                items[k] = replace(m, response_id=None)
+                repeated.append(m.id)
+            seen.add(m.response_id)
+    if repeated:
+        notes.append(f"{len(repeated)} assistant message(s) repeat an earlier responseId ({', '.join(repeated[:5])}): "
+                     "kept without it, each pi message entry being its own call")
     notes += [f"left out {n} '{k}' line(s): not part of the model's context" for k, n in left_out.items()]
+    errored = sum(1 for m in items if isinstance(m, Message) and m.stop_reason in ("error", "aborted"))
+    if errored:
+        notes.append(f"{errored} errored or aborted assistant turn(s) kept as recorded; pi-ai's transformMessages "
+                     "leaves them out of the later requests")
+    if header.parentSession:
+        notes.append(f"forked from another session ({header.parentSession}): its entries are not in this file")
     titles = [e.data["title"] for e in items if isinstance(e, Entry) and e.kind == "title" and e.data["title"]]
     conv = Conversation(id=conv_id, items=tuple(items), title=titles[-1] if titles else None,
                         model=header.modelId or next((m.model for m in items if isinstance(m, Message) and m.model), None),
                         provider=header.provider or next((m.provider for m in items if isinstance(m, Message) and m.provider), None),
                         notes=tuple(skipped + notes))
     return Transcript(format=NAME, file=file, conversations=(conv,), notes=tuple(skipped))
-
-
-def _message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: int, model: str | None,
-             provider: str | None, notes: list[str]) -> Message:
-    """One pi ``message`` payload → a Message (raises TranscriptError on a bad shape)."""
-    role = raw.get("role")
-    meta = {**meta, "model": model, "provider": provider, "timestamp": meta["timestamp"] or _iso(raw.get("timestamp"))}
-
-    def parts(content: str | list[Any]) -> tuple[Part, ...]:
-        return tuple(_parts(content, file=file, line=line, at="message.content", notes=notes))
-
-    if role == "user":
-        return Message(role="user", parts=parts(check(_User, raw, file=file, line=line, at="message").content), **meta)
-    if role == "assistant":
-        a = check(_Assistant, raw, file=file, line=line, at="message")
-        meta.update(model=a.model or model, provider=a.provider or provider)
-        return Message(role="assistant", parts=parts(a.content), stop_reason=_STOP.get(a.stopReason or "", a.stopReason),
-                       usage=_usage(a.usage, raw["usage"]) if a.usage is not None else None, **meta)
-    if role == "toolResult":
-        t = check(_ToolResult, raw, file=file, line=line, at="message")
-        return Message(role="tool", parts=parts(t.content), tool_call_id=t.toolCallId, tool_name=t.toolName,
-                       is_error=t.isError, **meta)
-    if role == "bashExecution":
-        b = check(_Bash, raw, file=file, line=line, at="message")
-        return Message(role="user", parts=(TextPart(_bash_text(b)),), origin="meta" if b.excludeFromContext else "shell", **meta)
-    if role in ("custom", "hookMessage"):
-        return Message(role="user", parts=parts(check(_User, raw, file=file, line=line, at="message").content),
-                       origin="system", **meta)
-    if role in ("branchSummary", "compactionSummary"):
-        s = check(_SummaryLine, raw, file=file, line=line, at="message")
-        return Message(role="user", parts=(TextPart(s.summary),), origin="compact_summary", **meta)
-    raise bad(file, line, f"unknown role {role!r}; pi writes user, assistant, toolResult, bashExecution, custom",
-              field="message.role")

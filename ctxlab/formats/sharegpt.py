@@ -28,7 +28,9 @@ Simplified on purpose: a ``gpt`` text turn followed by a ``function_call`` turn 
 assistant messages, as recorded (the data set never says whether one response made both). No
 model, usage or timestamps are recorded. ``thought_words`` wrapped around a function call (a
 LLaMA-Factory template option) are not recognised: such a value is not JSON and is reported.
-Text is kept verbatim, Chinese included. Plumbing for chapter 02.
+Text is kept verbatim, Chinese included. LLaMA-Factory's newer v1 samples (``{"messages": [{"role",
+"content": [{"type", "value"}]}], "tools"}``) are read by ``messages-jsonl`` (JSON Lines) and
+``openai-chat`` (a JSON list); see :mod:`.chat_messages`. Plumbing for chapter 02.
 """
 
 from __future__ import annotations
