@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -211,13 +210,10 @@ def test_inspect_every_shared_transcript(shared_transcripts: Path, shared_transc
     if not path.is_file():
         pytest.skip(f"no transcript files under {shared_transcripts}")
     skip_unless_a_reader_recognises(path)
-    started = time.perf_counter()
     code, out, err = run_cli(capsys, "inspect", str(path), "--json")
-    elapsed = time.perf_counter() - started
     assert code == 0, err
     rep = json.loads(out)
     assert JSON_KEYS <= rep.keys() and rep["messages"] > 0 and rep["tokens"]["o200k_base"] > 0
-    assert elapsed < 30, f"inspect took {elapsed:.1f} s"
 
 
 @pytest.mark.shared

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -212,16 +211,13 @@ def raw_counts(path: Path) -> dict:
 def shared():
     if not SHARED.is_file():
         pytest.skip(f"shared transcript absent: {SHARED}")
-    start = time.perf_counter()
-    t = formats.load(SHARED)
-    return t, time.perf_counter() - start
+    return formats.load(SHARED)
 
 
 @pytest.mark.shared
 def test_shared_log_counts_match_the_raw_file(shared):
-    t, seconds = shared
+    t = shared
     raw = raw_counts(SHARED)
-    assert seconds < 10
     # the file starts before its first header; sessions with nothing after their header are left out
     assert len(t.conversations) == raw["headers"] + 1 - raw["empty"] == 984
     assert t.notes == ()
@@ -244,10 +240,8 @@ def test_shared_log_counts_match_the_raw_file(shared):
 
 @pytest.mark.shared
 def test_shared_log_through_the_cli(capsys, shared):
-    start = time.perf_counter()
     code, out, err = run(capsys, "inspect", str(SHARED), "--json")
     assert code == 0, err
-    assert time.perf_counter() - start < 10
     doc = json.loads(out)
     assert doc["format"] == "aider" and len(doc["conversations"]) == 984 and doc["orphans"] == []
     code, out, err = run(capsys, "replay", str(SHARED), "--compare", "--check", "--conversation", "8")

@@ -152,3 +152,15 @@ def test_recorded_compaction_that_keeps_a_result_without_its_call_is_repaired_an
     last = result.records[-1]
     assert any("removed 1 tool results whose calls the summary replaced: t3" in n for n in last.notes)
     assert not any(b.label == "tool_result c3" for b in last.request.blocks)
+
+
+def test_a_call_with_nothing_before_it_is_skipped_with_a_note():
+    # a file cut from a longer run (OpenHands' goal_events.jsonl) can open with a model call
+    from ctxlab.messages import Conversation, Usage, assistant, tool_result, user
+
+    items = (assistant("", "a0", calls=(("c0", "ls", {}),), usage=Usage(uncached_input_tokens=900, output_tokens=5)),
+             tool_result("c0", "a.txt", "t0"), user("and then?", "u1"),
+             assistant("done", "a1", usage=Usage(uncached_input_tokens=950, output_tokens=3)))
+    result = replay(Conversation("cut", items, model="claude-sonnet-4-5"), "budgeted")
+    assert [r.call.message.id for r in result.records] == ["a1"]
+    assert any(n.startswith("call 1 of thread 'main'") and "nothing before it to send" in n for n in result.notes)

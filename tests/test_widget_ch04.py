@@ -7,7 +7,6 @@ import dataclasses
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -219,19 +218,6 @@ def test_the_view_shows_the_figure_and_the_table(widget):
     assert [t["name"] for t in data[:3]] == ["cache read", "cache write", "uncached input"]
     assert len(data[0]["y"]) == widget.state.calls
     assert "LedgerWidget(strategy='full'" in widget._repr_mimebundle_()["text/plain"]
-
-
-@needs_sample
-def test_a_control_change_reacts_fast_enough_to_measure(widget, capsys):
-    timings = {}
-    for name, control, value in (("provider", widget.provider, "openai"), ("window", widget.window, 30_000),
-                                 ("strategy", widget.strategy, "budgeted"), ("pause", widget.pause_minutes, 10),
-                                 ("back to a seen setting", widget.pause_minutes, 0)):
-        started = time.perf_counter()
-        control.value = value
-        timings[name] = time.perf_counter() - started
-    with capsys.disabled():
-        print("\nch04 widget, seconds per control change:", {k: round(v, 3) for k, v in timings.items()})
 
 
 @needs_sample
