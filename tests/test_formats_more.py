@@ -80,15 +80,14 @@ def test_sharegpt_roles_parts_and_ids(sg):
 def test_sharegpt_leading_system_turn_orphans_and_late_system(sg):
     conv = sg.conversations[1]
     assert conv.system == ("Answer in English.",) and conv.tools == ()  # the leading turn beats the field
-    assert kinds(conv) == [("user", None), ("assistant", None), ("tool", None), ("assistant", None),
+    assert kinds(conv) == [("user", None), ("assistant", None), ("user", "system"), ("assistant", None),
                            ("user", "system"), ("user", None), ("assistant", None)]
-    stray = conv.messages[2]
-    assert (stray.id, stray.tool_call_id, stray.tool_name, stray.text) == ("conv1:3", "conv1:obs3", None, '{"sum": 4}')
+    stray = conv.messages[2]  # an observation no call asked for: a tool result without its call is not sendable
+    assert (stray.id, stray.role, stray.tool_call_id, stray.text) == ("conv1:3", "user", None, '{"sum": 4}')
     assert conv.messages[4].text == "Be brief from now on."
     assert conv.messages[6].parts == (ToolCallPart("conv1:call0", "add", '{"a":3,"b":3}'),)
-    assert orphan_tags(conv.messages) == [("result_without_call", "conv1:obs3", "conv1:3"),
-                                          ("call_without_result", "conv1:call0", "conv1:7")]
-    assert len(conv.notes) == 3 and "made-up call id 'conv1:obs3'" in conv.notes[0]
+    assert orphan_tags(conv.messages) == [("call_without_result", "conv1:call0", "conv1:7")]
+    assert len(conv.notes) == 3 and "turn 3: an observation with no function_call" in conv.notes[0]
     assert "origin 'system'" in conv.notes[1] and conv.notes[2].endswith("conv1:call0")
 
 
@@ -262,8 +261,9 @@ def test_shared_sharegpt_counts_orphans_and_chinese(shared_transcripts):
     assert len(transcript.conversations) == len(data) == 300
     roles = Counter(m.role for c in transcript.conversations for m in c.messages)
     turns = Counter(t["from"] for d in data for t in d["conversations"])
-    assert roles == {"user": turns["human"], "assistant": turns["gpt"] + turns["function_call"],
-                     "tool": turns["observation"]}
+    strays = 2  # observations with no call to answer (counted below): user messages, origin 'system'
+    assert roles == {"user": turns["human"] + strays, "assistant": turns["gpt"] + turns["function_call"],
+                     "tool": turns["observation"] - strays}
     calls = sum(len(v) if isinstance(v, list) else 1 for d in data for t in d["conversations"]
                 if t["from"] == "function_call" for v in [json.loads(t["value"])])
     assert sum(len(m.tool_calls) for c in transcript.conversations for m in c.messages) == calls == 216
@@ -278,11 +278,12 @@ def test_shared_sharegpt_counts_orphans_and_chinese(shared_transcripts):
                 if open_calls:
                     open_calls -= 1
                 else:
-                    expected.append(("result_without_call", f"conv{i}:obs{k}", f"conv{i}:{k}"))
+                    expected.append(f"conv{i}:{k}")
         assert open_calls == 0
-    assert expected == [("result_without_call", "conv197:obs2", "conv197:2"),
-                        ("result_without_call", "conv293:obs2", "conv293:2")]
-    assert [o for c in transcript.conversations for o in orphan_tags(c.messages)] == expected
+    assert expected == ["conv197:2", "conv293:2"] and len(expected) == strays
+    by_id = {m.id: m for c in transcript.conversations for m in c.messages}
+    assert all((by_id[i].role, by_id[i].origin) == ("user", "system") for i in expected)
+    assert [o for c in transcript.conversations for o in orphan_tags(c.messages)] == []
     # Chinese kept exactly: every text turn round-trips, and no CJK character is lost or added
     for conv, d in zip(transcript.conversations, data):
         texts = [t["value"] for t in d["conversations"] if t["from"] != "function_call"]

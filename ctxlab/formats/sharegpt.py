@@ -19,8 +19,10 @@ Mapping:
   numbered per conversation in order: ``conv3:call0``, ``conv3:call1``, ...; ``arguments`` stored
   as an object are canonicalised (:func:`~ctxlab.messages.canonical_arguments`);
 * ``observation`` → a ``tool`` message answering the oldest call not yet answered. An
-  observation with no call left to answer is kept as recorded, answering a made-up id
-  ``conv{i}:obs{turn}`` that no call has (``find_orphans`` reports it) and noted;
+  observation with no call left to answer (the data set's model wrote its call as plain text) has
+  no call to answer, and a tool result without its call is refused by every provider: it is kept,
+  text unchanged, as a ``user`` message with ``origin="system"`` (the turn the model saw it in),
+  and noted with its turn;
 * a leading ``system`` turn replaces the ``system`` field (as ``SharegptDatasetConverter`` does); a later one
   becomes a ``user`` message with ``origin="system"`` (noted).
 
@@ -171,12 +173,12 @@ def conversation(index: int, raw: Any, *, file: str, line_of: Callable[[Any], in
                 pending.append((call_id, call.name))
             items.append(Message(role="assistant", parts=tuple(parts), **common))
         else:  # observation
-            if pending:
-                call_id, name = pending.popleft()
-            else:
-                call_id, name = f"{conv_id}:obs{turn}", None
-                conv_notes.append(f"turn {turn}: an observation with no function_call before it is kept as a "
-                                  f"tool message answering made-up call id {call_id!r} (an orphan)")
+            if not pending:  # no call to answer: the text the model saw, as a turn of its own
+                conv_notes.append(f"turn {turn}: an observation with no function_call before it (no call to "
+                                  "answer) is kept as a user message with origin 'system'")
+                items.append(Message(role="user", parts=(TextPart(t.value),), origin="system", **common))
+                continue
+            call_id, name = pending.popleft()
             items.append(Message(role="tool", parts=(TextPart(t.value),), tool_call_id=call_id, tool_name=name,
                                  **common))
     if pending:
