@@ -233,7 +233,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             calls = fidelity[key]["calls"]
             fidelity[key]["within"] = fidelity[key].pop("within_calls") / calls if calls else None
         if transcript.format == "proxy-log":  # the log holds the bytes sent: ctxlab's own bodies against them
-            from .formats.proxy_log import body_fidelity
+            from .fidelity_bodies import body_fidelity
 
             bodies = body_fidelity(Path(args.file), strict=args.strict)
             fidelity["body"] = bodies.figures()

@@ -24,6 +24,7 @@ thread's last item before the call (transcripts stamp completions). Taught in ch
 from __future__ import annotations
 
 import html
+import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -320,8 +321,6 @@ def end_to_end(conversation: Conversation, *, tolerance: float = 0.10, worst: in
     system prompt and tools the transcript did not record are one inferred size, and what the
     agent added that the transcript never shows (reminders, file snapshots) is missing.
     """
-    import statistics
-
     from .replay import replay
 
     result = replay(conversation, "recorded")

@@ -6,17 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from helpers import run
 from ctxlab import formats
-from ctxlab.cli import main
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MULTI = FIX / "messages.jsonl"  # one conversation per line
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_every_conversation_is_compared_and_the_table_is_their_sum(capsys):

@@ -7,15 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 from ctxlab.cli import main
 
 SAMPLE = str(Path(__file__).resolve().parents[1] / "data" / "sample_session.jsonl")
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize("strategy", ["full", "sliding", "budgeted", "recorded"])

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import aider
 from ctxlab.messages import Message, ThinkingPart
@@ -27,12 +27,6 @@ from ctxlab.messages import Message, ThinkingPart
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MINE = ("aider_chat_history.md", "aider_cut.md", "aider_bad.md")
 SHARED = SHARED_TRANSCRIPTS / "aider" / "aider-chat-history.md"
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def usage(m):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 from conftest import SHARED_TRANSCRIPTS
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import messages_jsonl, openai_responses
 from ctxlab.formats.openai_chat import MINI_SWE_AGENT
@@ -23,12 +23,6 @@ from ctxlab.messages import TextPart, ThinkingPart, ToolCallPart
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MINI = SHARED_TRANSCRIPTS / "mini-swe-agent" / "github_issue.traj.json"
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def chat(path: Path, messages: list) -> Path:

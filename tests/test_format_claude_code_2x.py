@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import claude_code
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import Message, TextPart, ThinkingPart, ToolCallPart
+from ctxlab.messages import TextPart, ThinkingPart, ToolCallPart
 from ctxlab.profiles import profile_for
 from ctxlab.strategies import compacted_view
 from ctxlab.tokens import MessageMeter, infer_static_head
@@ -33,16 +33,6 @@ SESSION, BAD = FIX / "claude_code_2x_session.jsonl", FIX / "claude_code_2x_bad.j
 SHARED_2X = SHARED_TRANSCRIPTS / "claude-code-2x"
 SHARED_FILES = sorted(SHARED_2X.glob("*.jsonl")) + sorted((SHARED_TRANSCRIPTS / "claude-code-viewer").glob("*.jsonl"))
 shared = pytest.mark.skipif(not SHARED_2X.is_dir(), reason=f"shared transcripts not found at {SHARED_2X}")
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

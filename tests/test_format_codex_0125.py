@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart, ToolSpec
 from ctxlab.strategies import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -31,16 +31,6 @@ SHARED_DIR = SHARED_TRANSCRIPTS / "codex-cli"
 SHARED = next(iter(sorted(SHARED_DIR.glob("rollout-*.jsonl"))), SHARED_DIR / "missing.jsonl")
 shared = pytest.mark.skipif(not SHARED.is_file(), reason=f"shared Codex rollout not found in {SHARED_DIR}")
 SID = "019f0000-1111-7222-8333-0000000c0125"
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

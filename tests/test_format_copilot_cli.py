@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import copilot_cli
 from ctxlab.interactions import find_orphans
@@ -27,12 +27,6 @@ from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MINE = ("copilot_cli_events.jsonl", "copilot_cli_old.jsonl", "copilot_cli_bad.jsonl")
 SHARED = SHARED_TRANSCRIPTS / "copilot-cli" / "copilot-cli-events.jsonl"
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
 from ctxlab import formats
 from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import gemini_cli
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import Entry, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
+from ctxlab.messages import ImagePart, ThinkingPart, ToolCallPart
 from ctxlab.strategies import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -32,10 +33,6 @@ SHARED = SHARED_TRANSCRIPTS / "gemini-cli" / "gemini-cli-session.jsonl"
 
 def load(name):
     return formats.load(FIX / name).conversation()
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
 
 
 def usage_tuple(m):

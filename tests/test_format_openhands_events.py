@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
 from ctxlab import formats
 from ctxlab.cli import main
@@ -20,7 +21,7 @@ from ctxlab.errors import TranscriptError
 from ctxlab.formats import openhands, openhands_events, openhands_memory, openhands_v1
 from ctxlab.formats.openhands_v1_usage import token_usage
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import Entry, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, Usage
+from ctxlab.messages import Entry, ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
 from ctxlab.strategies import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -30,10 +31,6 @@ API = FIX / "openhands_events_api.json"
 V1, V1_OLD, V1_TREE = FIX / "openhands_v1_events.jsonl", FIX / "openhands_v1_old.jsonl", FIX / "openhands_v1_tree.jsonl"
 TRAJECTORY = SHARED_TRANSCRIPTS / "openhands-events" / "basic_gui_mode.json"
 SDK_LOG = SHARED_TRANSCRIPTS / "openhands-sdk" / "goal_events.jsonl"
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
 
 
 def nums(u: Usage):

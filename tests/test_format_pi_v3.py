@@ -16,29 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import pi
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import Message, ThinkingPart, ToolCallPart
+from ctxlab.messages import ThinkingPart, ToolCallPart
 from ctxlab.strategies import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 SESSION, BAD = FIX / "pi_v3_session.jsonl", FIX / "pi_v3_bad.jsonl"
 SHARED = SHARED_TRANSCRIPTS / "pi-v3" / "pi-v3-small.jsonl"
 shared = pytest.mark.skipif(not SHARED.is_file(), reason=f"shared pi v3 session not found at {SHARED}")
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ StandardLoggingPayload spec): see the module docstrings of ``ctxlab/formats/prox
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from collections import Counter
@@ -15,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 import ctxlab
 import ctxlab.fidelity
+from ctxlab.fidelity_bodies import body_fidelity
 
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
 from ctxlab import formats
-from ctxlab.cli import main
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import proxy_log
 from ctxlab.interactions import find_orphans
@@ -37,12 +37,6 @@ shared = pytest.mark.skipif(not SHARED_TRANSCRIPTS.is_dir(), reason=f"shared tra
 def usage4(m):
     u = m.usage
     return (u.uncached_input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens)
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def raw_lines(path):
@@ -157,7 +151,7 @@ def test_the_reader_never_writes_the_file(tmp_path):
     path.write_bytes(TRACE.read_bytes())
     before = (path.read_bytes(), path.stat().st_mtime_ns)
     formats.load(path)
-    proxy_log.body_fidelity(path)
+    body_fidelity(path)
     assert (path.read_bytes(), path.stat().st_mtime_ns) == before
 
 
@@ -284,7 +278,7 @@ def test_damaged_litellm_logs_name_their_field(tmp_path):
 # ---------------------------------------------------------------- fidelity against the recorded bytes
 
 def test_body_fidelity_on_the_fixture():
-    fit = proxy_log.body_fidelity(TRACE)
+    fit = body_fidelity(TRACE)
     assert [c.line for c in fit.calls] == [1, 2, 4, 5, 6, 7, 8, 9, 11]
     assert [c.recorded_input for c in fit.calls if c.line in (2, 6)] == [1805, None]
     f = fit.figures()
@@ -297,7 +291,7 @@ def test_body_fidelity_notes_a_call_whose_context_cannot_be_built(tmp_path):
     obj["messages"] = [obj["messages"][0], obj["messages"][3]]  # a tool result whose call was not sent
     path = tmp_path / "orphan.json"
     path.write_text(json.dumps(obj), encoding="utf-8")
-    fit = proxy_log.body_fidelity(path)
+    fit = body_fidelity(path)
     assert fit.calls == () and fit.notes[0].startswith("line 1: no context to render (Orphan tool result")
 
 
@@ -386,7 +380,7 @@ def test_shared_openhands_sdk_call_counts_match_the_raw_file():
 @shared
 @pytest.mark.parametrize("path", [SHARED_TRACE, SHARED_SDK], ids=["claude-trace", "openhands-sdk"])
 def test_shared_body_fidelity(path):
-    fit = proxy_log.body_fidelity(path)
+    fit = body_fidelity(path)
     f = fit.figures()
     assert f["usage"]["calls"] == len([r for r in proxy_log.recorded_requests(path) if r.usage])
     assert abs(f["body"]["median_error"]) < 0.1 and abs(f["usage"]["median_error"]) < 0.15

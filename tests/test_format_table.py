@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 

@@ -8,19 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
 from ctxlab import formats
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import claude_code, openai_chat, pi
-from ctxlab.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
+from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "transcripts"
-
-
-def kinds(conv):
-    """Items as short tags: role (or entry kind) plus origin, in order."""
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
 
 
 # ---------------------------------------------------------------- registry and detection

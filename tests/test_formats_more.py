@@ -11,19 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds
 from ctxlab import formats
 from ctxlab.errors import TranscriptError
 from ctxlab.formats import openhands, sharegpt
 from ctxlab.interactions import find_orphans
-from ctxlab.messages import Entry, Message, TextPart, ToolCallPart, ToolSpec
+from ctxlab.messages import Entry, TextPart, ToolCallPart, ToolSpec
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-
-
-def kinds(conv):
-    """Items as short tags: role (or entry kind) plus origin, in order."""
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
 
 
 def orphan_tags(messages):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import kinds
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
 from ctxlab import formats
 from ctxlab.cli import main
@@ -41,10 +42,6 @@ SHARED_FORMAT = {"claude-code-viewer": "claude-code", "llama-factory-toolcall": 
                  "openhands-events": "openhands-events", "openhands-sdk/goal_events.jsonl": "openhands-events",
                  "openhands-sdk": "proxy-log", "pi-v3": "pi"}
 NEW_READERS = (codex, messages_jsonl, anthropic_messages, openai_responses)
-
-
-def kinds(conv):
-    return [(i.role, i.origin) if isinstance(i, Message) else ("entry", i.kind) for i in conv.items]
 
 
 def usage_tuple(m):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files, skip_unless_a_reader_recognises
-from ctxlab.cli import main
 
 SLOW = {"pi-mono/before-compaction.jsonl", "tau-bench/gpt-4o-airline.json"}
 AIDER = "aider/aider-chat-history.md"
@@ -30,12 +30,6 @@ def rel(path: Path) -> str:
 def cases():
     return [pytest.param(p, id=rel(p), marks=[pytest.mark.thorough] if rel(p) in SLOW else [])
             for p in shared_transcript_files() if rel(p) != AIDER]
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.shared

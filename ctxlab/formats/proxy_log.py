@@ -28,7 +28,7 @@ its newest request's messages plus its last reply, read by the Anthropic Message
 reader; each assistant message a logged call produced gets its usage (neutral fields, raw kept;
 ``cost_usd["total"]`` when logged), model, response id, time and ``source`` = its log line (earlier
 replies are the versions the agent sent back). :func:`recorded_requests` gives each call's body as
-recorded; :func:`body_fidelity` measures ctxlab's own rendering against it. A conversation whose calls
+recorded; :func:`ctxlab.fidelity.body_fidelity` measures ctxlab's own rendering against it. A conversation whose calls
 has ``inferred_head_tokens=0``: the log shows every byte of the head that was sent, so nothing is inferred.
 
 Simplified on purpose: headers, ``metadata``, ``temperature``, ``max_tokens`` stay in the recorded
@@ -37,16 +37,14 @@ body only; OpenHands' Responses-API call logs are not read yet. Read 2026-12-01.
 
 from __future__ import annotations
 
-import json
 import re
-import statistics
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..codec import loads
-from ..errors import CtxlabError, TranscriptError
+from ..errors import TranscriptError
 from ..messages import Conversation, Item, SourceRef, Transcript, Usage
 from . import anthropic_messages, bad, head_objects, iter_jsonl, load_json, openai_chat, read_bytes, skip_note
 from .proxy_bodies import Call, canon, iso, litellm_call, trace_call
@@ -292,99 +290,19 @@ class RecordedRequest:
     model: str | None
     response_id: str | None
     failure: str | None = None  # why the call has no reply
+    provider: str | None = None
+    sent: Conversation | None = None  # the request read on its own: its system, tools and messages
 
 
 def recorded_requests(path: str | Path, *, strict: bool = True) -> list[RecordedRequest]:
     """Every model call of a proxy log in log order with its recorded body. Chapters 02 and 04.
 
-    ``recorded_requests("log.jsonl")[0].body["messages"]`` is the message list that call really sent.
+    ``recorded_requests("log.jsonl")[0].body["messages"]`` is the message list that call really sent;
+    ``.sent`` is that request read into a Conversation (what :func:`ctxlab.fidelity.body_fidelity`
+    renders again and compares with ``body``).
     """
-    return [RecordedRequest(c.line, conv, thread, c.family, c.body, c.usage, c.model, c.response_id, c.failure)
-            for c, conv, thread in _read(Path(path), strict)[1]]
-
-
-@dataclass(frozen=True)
-class BodyFit:
-    """One call, in tokens: the recorded body's and ctxlab's rendered body's system + tools + messages (as JSON),
-    ctxlab's prompt estimate (``Context.total_tokens``) and the recorded usage's whole prompt."""
-
-    line: int
-    conversation: str
-    thread: str
-    recorded_body: int
-    rendered_body: int
-    estimate: int
-    recorded_input: int | None
-
-    @property
-    def body_error(self) -> float:
-        return (self.rendered_body - self.recorded_body) / max(1, self.recorded_body)
-
-    @property
-    def usage_error(self) -> float | None:
-        return (self.estimate - self.recorded_input) / self.recorded_input if self.recorded_input else None
-
-
-@dataclass(frozen=True)
-class BodyFidelity:
-    """Per-call fits of one proxy log; errors are signed: (ctxlab - recorded) / recorded."""
-
-    file: str
-    calls: tuple[BodyFit, ...]
-    notes: tuple[str, ...] = ()  # calls whose context could not be built, and why
-
-    def figures(self) -> dict[str, dict[str, Any]]:
-        """``{"body" | "usage": {"calls", "median_error", "worst_error", "worst_line", "total_error"}}``: worst is the
-        largest in size, total the token-weighted error over all those calls."""
-        out = {}
-        for key, (ours, theirs) in {"body": ("rendered_body", "recorded_body"),
-                                    "usage": ("estimate", "recorded_input")}.items():
-            rows = [(e, c) for c in self.calls if (e := getattr(c, f"{key}_error")) is not None]
-            worst = max(rows, key=lambda r: abs(r[0]), default=(None, None))
-            total = sum(getattr(c, theirs) for _, c in rows)
-            out[key] = {"calls": len(rows), "median_error": statistics.median(e for e, _ in rows) if rows else None,
-                        "worst_error": worst[0], "worst_line": worst[1].line if worst[1] else None,
-                        "total_error": sum(getattr(c, ours) for _, c in rows) / total - 1 if total else None}
-        return out
-
-    def __str__(self) -> str:
-        f = self.figures()
-        pct = lambda v: "n/a" if v is None else f"{v:+.1%}"  # noqa: E731
-        return "\n".join([f"body fidelity — {self.file}: {len(self.calls)} logged calls"] + [
-            f"  {what} ({f[key]['calls']} calls): median {pct(f[key]['median_error'])}, worst "
-            f"{pct(f[key]['worst_error'])} (line {f[key]['worst_line']}), all tokens {pct(f[key]['total_error'])}"
-            for key, what in (("body", "rendered body vs recorded body, as JSON tokens"),
-                              ("usage", "prompt estimate vs recorded usage"))] + [f"  note: {n}" for n in self.notes])
-
-
-def body_fidelity(path: str | Path, *, strict: bool = True) -> BodyFidelity:
-    """ctxlab's own body for each logged call's context, against the recorded body and the recorded usage.
-
-    Each request is read on its own into a context (``whole_context``: nothing dropped), rendered with
-    :func:`ctxlab.render.to_anthropic_body` or :func:`~ctxlab.render.to_openai_body`, and both bodies' system,
-    tools and messages are counted as compact JSON with the model profile's counter. Chapter 04.
-    """
-    from ..profiles import profile_for
-    from ..render import to_anthropic_body, to_openai_body
-    from ..strategies import whole_context
-    from ..tokens import MessageMeter
-
-    path, meters, fits, notes = Path(path), {}, [], []
-
-    def count(meter: MessageMeter, body: dict[str, Any]) -> int:
-        part = {k: body[k] for k in ("system", "tools", "messages") if k in body}
-        return meter.counter.count(json.dumps(part, ensure_ascii=False, separators=(",", ":")))
-
-    for c, conv_id, thread in _read(path, strict)[1]:
-        conv = _read_messages(c, "request", c.messages, path.name, lambda _, at=c.line: at, False, [])
-        profile = profile_for(c.model, c.provider)
-        meter = meters.setdefault(profile.name, MessageMeter(profile))
-        try:
-            ctx = whole_context(replace(conv, inferred_head_tokens=0), profile, meter)
-        except CtxlabError as err:  # no messages, or a tool result whose call the agent did not send
-            notes.append(f"line {c.line}: no context to render ({' '.join(str(err).split())[:160]})")
-            continue
-        body = to_anthropic_body(ctx, c.model) if c.family == "anthropic" else to_openai_body(ctx, c.model)
-        fits.append(BodyFit(c.line, conv_id, thread, count(meter, c.body), count(meter, body), ctx.total_tokens,
-                            c.usage.total_input_tokens if c.usage else None))
-    return BodyFidelity(path.name, tuple(fits), tuple(notes))
+    path = Path(path)
+    return [RecordedRequest(c.line, conv, thread, c.family, c.body, c.usage, c.model, c.response_id, c.failure,
+                            c.provider, _read_messages(c, "request", c.messages, path.name,
+                                                       lambda _, at=c.line: at, False, []))
+            for c, conv, thread in _read(path, strict)[1]]
