@@ -78,6 +78,13 @@ def conversation_report(conv: Conversation, index: int) -> dict[str, Any]:
         own = own or MessageMeter(profile)
         head = {"kind": "recorded", "system_blocks": len(conv.system), "tools": len(conv.tools),
                 "tokens": own.system(conv.system) + own.tools(conv.tools), "counter": own.counter.name}
+        if not conv.tools:  # the system prompt is recorded, the tools are not (Codex, Copilot): their share inferred
+            inferred, by = conv.inferred_head_tokens, "as the file itself counts them"
+            if inferred is None:
+                found = infer_static_head(conv, MessageMeter(profile))
+                inferred, by = (found.tokens if found else None), "inferred from recorded usage"
+            if inferred:
+                head["inferred_tools_tokens"], head["inferred_tools_by"] = inferred, by
     elif conv.inferred_head_tokens:
         head = {"kind": "inferred", "tokens": conv.inferred_head_tokens, "by": "the reader"}
     else:
@@ -172,6 +179,9 @@ def format_report(rep: dict[str, Any]) -> str:
         elif head["kind"] == "recorded":
             lines.append(f"  static head    recorded: {_n(head['system_blocks'], 'system block')}, {_n(head['tools'], 'tool')} "
                          f"= {head['tokens']:,} tokens ({head['counter']})")
+            if head.get("inferred_tools_tokens"):
+                lines.append(f"                 tools not recorded: {head['inferred_tools_tokens']:,} tokens, "
+                             f"{head['inferred_tools_by']}")
         else:
             lines.append(f"  static head    not recorded; {head['by'] if head['by'] != 'the reader' else 'inferred by the reader'}"
                          f" ({head['tokens']:,} tokens)")

@@ -229,3 +229,22 @@ def test_inspect_names_the_pi_sessions_unanswered_calls(shared_transcripts: Path
     expected = [(cid, m.id, m.source.line) for m in conv.messages for cid in m.call_ids
                 if m.role == "assistant" and cid not in answered]
     assert sorted((o["call_id"], o["message_id"], o["line"]) for o in unanswered) == sorted(expected)
+
+
+def test_inspect_shows_the_tools_share_when_only_the_system_prompt_is_recorded(tmp_path, capsys) -> None:
+    # Codex rollouts and Copilot logs record the instructions, never the built-in tools
+    from ctxlab.messages import Usage, assistant, user
+    from ctxlab.session import Session
+    from ctxlab.tokens import MessageMeter, infer_static_head
+
+    path = tmp_path / "sys_only.jsonl"
+    session = Session.create(path, system=("You are terse.",), model="gpt-4o", provider="openai")
+    session.append(user("hi", "u1"))
+    session.append(assistant("hello", "a1", usage=Usage(uncached_input_tokens=2_000, output_tokens=2)))
+    code, out, err = run_cli(capsys, "inspect", str(path), "--json")
+    head = json.loads(out)["static_head"]
+    conv = ctxlab.load(path).conversation()
+    expected = infer_static_head(conv, MessageMeter(ctxlab.profile_for("gpt-4o")))
+    assert head["kind"] == "recorded" and head["inferred_tools_tokens"] == expected.tokens > 1_900
+    code, out, err = run_cli(capsys, "inspect", str(path))
+    assert f"tools not recorded: {expected.tokens:,} tokens, inferred from recorded usage" in out
