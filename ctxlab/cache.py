@@ -110,7 +110,13 @@ class _Store:
     """Entries by (model, prefix digest), and by the prefix without thinking salt (for the reasons)."""
 
     def __init__(self, rules: CacheRule | None, min_tokens: int | None, ttl_s: float | None) -> None:
-        self.rules, self.min_tokens, self.ttl_s = rules, min_tokens, ttl_s
+        from .errors import CtxlabError
+        from .validate import seconds, tokens
+
+        if rules is not None and not isinstance(rules, CacheRule):  # the simulators' arguments, checked once here
+            raise CtxlabError(f"rules must be a CacheRule (e.g. rule_for('gemini-2.5-pro')) or None "
+                              f"(got {type(rules).__name__})")
+        self.rules, self.min_tokens, self.ttl_s = rules, tokens("min_tokens", min_tokens), seconds("ttl_s", ttl_s)
         self.entries: dict[tuple[str, str], _Entry] = {}  # (model, prefix) -> entry
         self.plain: dict[str, list[_Entry]] = {}  # prefix without thinking salt -> entries
         self.calls = 0
@@ -155,7 +161,8 @@ class AnthropicCache:
     """Anthropic's rules: entries at breakpoints, 20-block lookback, minimum length, TTL refreshed by reads.
 
     ``rules`` fixes one rule row for every model (default: looked up per request model);
-    ``min_tokens`` / ``ttl_s`` override the row's minimum and default TTL.
+    ``min_tokens`` / ``ttl_s`` override the row's minimum and default TTL (a positive whole number
+    of tokens, positive seconds; None: the row's). A bad one raises CtxlabError naming it.
     """
 
     mode = "breakpoints"
@@ -288,7 +295,7 @@ class OpenAICache:
 
     Cache writes are billed only where the price table lists a cache-write price (GPT-5.6 family
     on); elsewhere newly cached tokens count as uncached input. Also runs the Gemini and DeepSeek
-    rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``.
+    rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``. Arguments as for :class:`AnthropicCache`.
     """
 
     mode = "automatic"

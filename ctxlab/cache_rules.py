@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from . import validate
+from .errors import CtxlabError
+
 CHECKED = "2026-11-30"
 
 ANTHROPIC_DOCS = "https://platform.claude.com/docs/en/build-with-claude/prompt-caching"
@@ -38,6 +41,8 @@ class CacheRule:
     ``write_multiplier`` / ``write_1h_multiplier`` / ``read_multiplier``: price of a cache write
     (5 min / 1 h) or read relative to the uncached input price; ``None`` = not billed separately.
     ``writes_billed``: ``None`` means "ask the price table" (:func:`bills_cache_writes`).
+    Token figures are positive whole numbers, times positive seconds and multipliers numbers of 0
+    or more (or None); anything else raises CtxlabError naming the field.
     """
 
     provider: str
@@ -59,6 +64,21 @@ class CacheRule:
     source: str = ""
     note: str = ""
     checked: str = CHECKED
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.ttl_options_s, (tuple, list)):
+            raise CtxlabError(f"ttl_options_s must be a tuple of seconds, e.g. (300.0, 3600.0) "
+                              f"(got {type(self.ttl_options_s).__name__})")
+        validate.settle(
+            self, min_tokens=validate.tokens("min_tokens", self.min_tokens, allow_none=False),
+            increment_tokens=validate.tokens("increment_tokens", self.increment_tokens, allow_none=False),
+            ttl_s=validate.seconds("ttl_s", self.ttl_s, allow_none=False),
+            ttl_options_s=tuple(validate.seconds(f"ttl_options_s[{k}]", t, allow_none=False)
+                                for k, t in enumerate(self.ttl_options_s)),
+            max_breakpoints=validate.whole("max_breakpoints", self.max_breakpoints, unit="breakpoints"),
+            lookback_blocks=validate.whole("lookback_blocks", self.lookback_blocks, unit="blocks"),
+            **{name: validate.ratio(name, getattr(self, name), 0.0, None, lo_open=False, allow_none=True)
+               for name in ("write_multiplier", "write_1h_multiplier", "read_multiplier")})
 
 
 def _anthropic(family: str, pattern: str, min_tokens: int, verified: bool = True, note: str = "") -> CacheRule:

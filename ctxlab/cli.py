@@ -5,8 +5,9 @@ conversations, messages by role, interaction units, orphaned tool calls and resu
 named), token totals under four counters, the model profile used and the static head.
 ``--json`` prints the same as one JSON object. Bad input ends with one line on stderr and exit
 code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). API keys in what is printed are
-masked (:func:`ctxlab.redact.redact`); the counts are made from the text as recorded. Plumbing, not a chapter: it only
-calls the textbook modules.
+masked (:func:`ctxlab.redact.redact`), then control, bidi and invisible characters from the file are
+shown as escapes (:mod:`ctxlab.safe_text`; ``--json`` writes them as ``\\uNNNN``, the exact text);
+the counts are made from the text as recorded. Plumbing, not a chapter: it only calls the textbook modules.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .interactions import find_orphans, group_units
 from .messages import Conversation, Message, Transcript
 from .profiles import ModelProfile, profile_for
 from .redact import redact
+from .safe_text import safe_json, shown
 from .tokens import COUNTER_NAMES, MessageMeter, get_counter, infer_static_head
 
 NOTES_SHOWN = 10  # the text report lists this many notes, then a count
@@ -134,16 +136,22 @@ def _n(count: int, noun: str) -> str:
 
 
 def _fmt_roles(by_role: dict[str, int]) -> str:
-    return ", ".join(f"{role} {n:,}" for role, n in sorted(by_role.items(), key=lambda kv: -kv[1]))
+    return ", ".join(f"{shown(role)} {n:,}" for role, n in sorted(by_role.items(), key=lambda kv: -kv[1]))
+
+
+def _q(value: Any) -> str:
+    """A value from the file, quoted as ``repr`` does (which escapes control and format characters), keys masked first."""
+    return repr(redact(str(value)))
 
 
 def format_report(rep: dict[str, Any]) -> str:
-    """The text form of :func:`inspect_report`."""
-    lines = [f"file           {rep['file']}", f"format         {rep['format']}",
+    """The text form of :func:`inspect_report`. Every value from the file is shown with keys masked and
+    control, bidi and invisible characters escaped, one line each (:func:`ctxlab.safe_text.shown`)."""
+    lines = [f"file           {shown(rep['file'])}", f"format         {shown(rep['format'])}",
              f"conversations  {len(rep['conversations'])}"]
     for c in rep["conversations"][:NOTES_SHOWN] if rep["selected"] is not None else []:
-        title = f"  {c['title']!r}" if c["title"] else ""
-        lines.append(f"  #{c['index']}  {c['id']}{title}  threads: {', '.join(c['threads']) or '-'}  "
+        title = f"  {_q(c['title'])}" if c["title"] else ""
+        lines.append(f"  #{c['index']}  {shown(c['id'])}{title}  threads: {shown(', '.join(c['threads'])) or '-'}  "
                      f"{c['messages']:,} messages")
     if rep["selected"] is not None and len(rep["conversations"]) > NOTES_SHOWN:
         lines.append(f"  ... {len(rep['conversations']) - NOTES_SHOWN} more (omit --conversation for a line each)")
@@ -151,44 +159,44 @@ def format_report(rep: dict[str, Any]) -> str:
         lines.append(f"  {'#':>4}  {'messages':>8}  {'units':>6}  {'o200k_base':>10}  threads  id / title")
         for c in rep["conversations"]:
             units = "?" if c.get("interactions") is None else f"{c['interactions']:,}"
-            title = f"  {c['title']!r}" if c["title"] else ""
+            title = f"  {_q(c['title'])}" if c["title"] else ""
             lines.append(f"  {c['index']:>4}  {c['messages']:>8,}  {units:>6}  {c['tokens']['o200k_base']:>10,}  "
-                         f"{len(c['threads']):>7}  {c['id']}{title}")
+                         f"{len(c['threads']):>7}  {shown(c['id'])}{title}")
         lines.append("all conversations")
     else:
         d = rep["conversation"]
-        lines.append(f"conversation #{d['index']} ({d['id']})" + (f", model {d['model']}" if d["model"] else ""))
+        lines.append(f"conversation #{d['index']} ({shown(d['id'])})" + (f", model {shown(d['model'])}" if d["model"] else ""))
     lines.append(f"  messages       {rep['messages']:,}: {_fmt_roles(rep['by_role'])}")
     lines.append(f"  interactions   {rep['interactions']:,} units (round granularity)")
     lines.append(f"  orphans        {len(rep['orphans'])}")
     for o in rep["orphans"]:
         conv = f"#{o['conversation']} " if rep["selected"] is None else ""
-        line = f"{o['file']}:{o['line']}" if o["line"] is not None else "no source line recorded"
-        lines.append(f"    {conv}{o['kind']}: call {o['call_id']!r} in message {o['message_id']!r} "
-                     f"(thread {o['thread']}, {line})")
+        line = f"{shown(o['file'])}:{o['line']}" if o["line"] is not None else "no source line recorded"
+        lines.append(f"    {conv}{o['kind']}: call {_q(o['call_id'])} in message {_q(o['message_id'])} "
+                     f"(thread {shown(o['thread'])}, {line})")
     lines.append("  tokens         messages + system + tools, per counter")
     lines += [f"    {name:<12} {n:>12,}" for name, n in rep["tokens"].items()]
     if rep["selected"] is not None:
         p, head = rep["profile"], rep["static_head"]
-        lines.append(f"  profile        {p['name']} ({p['provider']}): window {p['context_window']:,} tokens"
-                     f" [{p['window_source']}]")
+        lines.append(f"  profile        {shown(p['name'])} ({shown(p['provider'])}): window {p['context_window']:,} tokens"
+                     f" [{shown(p['window_source'])}]")
         if p["note"]:
-            lines.append(f"                 note: {p['note']}")
+            lines.append(f"                 note: {shown(p['note'])}")
         if head is None:
             lines.append("  static head    none recorded, and no recorded usage to infer it from")
         elif head["kind"] == "recorded":
             lines.append(f"  static head    recorded: {_n(head['system_blocks'], 'system block')}, {_n(head['tools'], 'tool')} "
-                         f"= {head['tokens']:,} tokens ({head['counter']})")
+                         f"= {head['tokens']:,} tokens ({shown(head['counter'])})")
             if head.get("inferred_tools_tokens"):
                 lines.append(f"                 tools not recorded: {head['inferred_tools_tokens']:,} tokens, "
-                             f"{head['inferred_tools_by']}")
+                             f"{shown(head['inferred_tools_by'])}")
         else:
-            lines.append(f"  static head    not recorded; {head['by'] if head['by'] != 'the reader' else 'inferred by the reader'}"
+            lines.append(f"  static head    not recorded; {shown(head['by']) if head['by'] != 'the reader' else 'inferred by the reader'}"
                          f" ({head['tokens']:,} tokens)")
     notes = rep["notes"]
     if notes:
         lines.append(f"  notes          {len(notes)}")
-        lines += [f"    {n}" for n in notes[:NOTES_SHOWN]]
+        lines += [f"    {shown(n)}" for n in notes[:NOTES_SHOWN]]
         if len(notes) > NOTES_SHOWN:
             lines.append(f"    ... {len(notes) - NOTES_SHOWN} more (--json lists all)")
     if rep["selected"] is None:
@@ -205,9 +213,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
     rep = inspect_report(transcript, args.conversation)
     if args.json:
-        print(redact(json.dumps(rep, ensure_ascii=False, indent=1)))  # keys masked in what is shown, not counted
+        print(safe_json(rep))  # keys masked in what is shown, not counted; control characters as \uNNNN
     else:
-        print(redact(format_report(rep)))
+        print(shown(format_report(rep), multiline=True))  # the fields are escaped already: a second net
     return 0
 
 
@@ -266,13 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = _one_line(err)
         if getattr(args, "strict", None) is not None:  # the readers' hint, in this command's words
             message = message.replace("load with strict=False", "run with --lenient")
-        print(redact(f"ctxlab {args.command}: error: {message}"), file=sys.stderr)  # errors quote bad values
+        print(shown(f"ctxlab {args.command}: error: {message}"), file=sys.stderr)  # errors quote bad values
         return 2
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a ctxlab bug: still one line, and a way to see more
         if os.environ.get("CTXLAB_DEBUG"):
             raise
-        print(redact(f"ctxlab {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
-                     "(a bug in ctxlab? run again with CTXLAB_DEBUG=1 for the traceback)"), file=sys.stderr)
+        print(shown(f"ctxlab {args.command}: unexpected {type(err).__name__}: {_one_line(err)} "
+                    "(a bug in ctxlab? run again with CTXLAB_DEBUG=1 for the traceback)"), file=sys.stderr)
         return 2

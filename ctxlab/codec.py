@@ -5,7 +5,9 @@ What it holds: one pair of functions per type of :mod:`ctxlab.messages`, so that
 tool specs, usage and parts); :func:`dumps`, the one way ctxlab turns such a dict into a line
 of JSON (UTF-8 text kept as is: ``ensure_ascii=False``; no spaces; no NaN); and :func:`loads`, the
 one way ctxlab parses a JSON text it did not write (nesting too deep for Python's parser becomes
-a ``json.JSONDecodeError`` like any other bad JSON, not a ``RecursionError``).
+a ``json.JSONDecodeError`` like any other bad JSON, not a ``RecursionError``; a lone surrogate
+escape such as ``"\\ud800"``, legal JSON that no UTF-8 text can hold, comes back as U+FFFD and is
+reported: :func:`repair_surrogates`).
 
 Simplified on purpose: fields that hold their default value are left out of the dict (a short
 line is easier to read in a session file) and restored by ``*_from_dict``; a dict with an unknown
@@ -18,11 +20,13 @@ Tuples inside ``Entry.data`` or
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import math
 import re
 import sys
-from typing import Any
+from typing import Any, Iterator
 
 from ctxlab.messages import (
     Entry,
@@ -47,6 +51,7 @@ __all__ = [
     "toolspec_to_dict", "toolspec_from_dict",
     "item_to_dict", "item_from_dict",
     "loads", "too_deep", "MAX_TOKEN_COUNT",
+    "repair_surrogates", "might_hold_surrogates", "repair_note", "collect_repairs", "Repair",
 ]
 
 MAX_TOKEN_COUNT = 2**53 - 1
@@ -88,21 +93,114 @@ def _finite(token: str) -> float:
     return value
 
 
-def loads(text: str, *, allow_nan: bool = True) -> Any:
+def loads(text: str, *, allow_nan: bool = True, repaired: list[Repair] | None = None) -> Any:
     """``json.loads``, made safe for hostile input: ``loads("[" * 100_000 + "]" * 100_000)`` raises a
     ``json.JSONDecodeError`` ("nested 100,000 levels deep ...") at the deepest bracket instead of
     Python's ``RecursionError`` (its parser recurses once per level, up to ``sys.getrecursionlimit()``).
 
     ``allow_nan=False`` also refuses ``NaN``, ``Infinity`` and numbers that overflow to infinity
     (``1e400``) with a ``ValueError``: :func:`dumps` never writes them, so a session file holding one
-    was not written by ctxlab. Chapter 02.
+    was not written by ctxlab.
+
+    A lone surrogate (``loads('{"a": "x\\ud800"}')`` → ``{"a": "x\\ufffd"}``) is replaced with
+    U+FFFD, never raised: each replacement is appended to ``repaired`` as a :data:`Repair`, or,
+    with ``repaired=None``, to the list of the enclosing :func:`collect_repairs` block (if any).
+    Chapter 02.
     """
     try:
         if allow_nan:
-            return json.loads(text)
-        return json.loads(text, parse_constant=_no_nan, parse_float=_finite)
+            value = json.loads(text)
+        else:
+            value = json.loads(text, parse_constant=_no_nan, parse_float=_finite)
     except RecursionError:
         raise too_deep(text) from None
+    if not isinstance(text, str) or might_hold_surrogates(text):
+        found: list[Repair] = []
+        value = repair_surrogates(value, found)
+        into = repaired if repaired is not None else _COLLECTED.get()
+        if found and into is not None:
+            into.extend(found)
+    return value
+
+
+# ---- lone surrogates ------------------------------------------------------------------------------
+
+Repair = tuple[str, Any, str]
+"""One lone surrogate replaced: ``(field, owner, char)`` — the field's path (``"message.content[0].text"``,
+``""`` for the value itself), the innermost dict holding it (``None`` if none) and the first
+surrogate replaced there, spelled ``"\\ud800"``."""
+
+_LONE = re.compile("[\ud800-\udfff]")
+_MAY_HOLD = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")  # an escape that may decode to one, or one
+_COLLECTED: contextvars.ContextVar[list[Repair] | None] = contextvars.ContextVar("ctxlab_repairs", default=None)
+
+
+def might_hold_surrogates(text: str) -> bool:
+    """Whether a JSON text may decode to a lone surrogate: it holds one, or a ``\\uD800``-``\\uDFFF`` escape
+    (a valid pair such as ``\\ud83d\\ude00`` says yes too: only a walk of the value can tell)."""
+    return _MAY_HOLD.search(text) is not None
+
+
+def repair_surrogates(value: Any, found: list[Repair], at: str = "") -> Any:
+    """Replace every lone surrogate (U+D800..U+DFFF alone: a JSON ``\\ud800`` escape with no partner,
+    which ``str.encode("utf-8")`` refuses) in the strings of a parsed JSON value, keys included, with
+    U+FFFD; lists and dicts are changed in place (the same objects), a str is returned anew. Each
+    field changed is appended to ``found``. ``repair_surrogates(["ok", "a\\ud800"], found)`` →
+    ``["ok", "a\\ufffd"]``, ``found == [("[1]", None, "\\ud800")]``. Chapter 02."""
+    def fix(text: str, field: str, owner: Any) -> str:
+        found.append((field, owner, f"\\u{ord(_LONE.search(text).group()):04x}"))  # type: ignore[union-attr]
+        return _LONE.sub("\ufffd", text)
+
+    if isinstance(value, str):
+        return fix(value, at, None) if _LONE.search(value) else value
+    stack: list[tuple[Any, str, Any]] = [(value, at, None)]
+    while stack:  # a loop, not recursion: a value nested 900 levels deep is legal JSON
+        node, path, owner = stack.pop()
+        if isinstance(node, dict):
+            owner = node
+            if any(_LONE.search(k) for k in node if isinstance(k, str)):  # a key: rebuilt in order, same dict
+                items = list(node.items())
+                node.clear()
+                for k, v in items:
+                    if isinstance(k, str) and _LONE.search(k):
+                        clean = _LONE.sub("\ufffd", k)
+                        fix(k, f"{path}.{clean}" if path else clean, node)
+                        k = clean
+                    node[k] = v
+            children: Any = node.items()
+        elif isinstance(node, list):
+            children = enumerate(node)
+        else:
+            continue
+        later = []
+        for k, v in children:
+            field = f"{path}[{k}]" if isinstance(k, int) and isinstance(node, list) else (f"{path}.{k}" if path else str(k))
+            if isinstance(v, str):
+                if _LONE.search(v):
+                    node[k] = fix(v, field, owner)
+            elif isinstance(v, (dict, list)):
+                later.append((v, field, owner))
+        stack.extend(reversed(later))
+    return value
+
+
+def repair_note(field: str, char: str) -> str:
+    """What a note says of one :data:`Repair`: ``repair_note("title", "\\ud800")`` → ``"field 'title': a lone
+    surrogate \\ud800 (half of a UTF-16 pair; no UTF-8 text can hold it) replaced with U+FFFD"``."""
+    where = f"field {field!r}: " if field else ""
+    return f"{where}a lone surrogate {char} (half of a UTF-16 pair; no UTF-8 text can hold it) replaced with U+FFFD"
+
+
+@contextlib.contextmanager
+def collect_repairs() -> Iterator[list[Repair]]:
+    """Within the block, :func:`loads` calls given no ``repaired`` list report to the list yielded
+    (``ctxlab.formats.load`` turns them into notes). Blocks nest; the innermost collects."""
+    found: list[Repair] = []
+    token = _COLLECTED.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTED.reset(token)
 
 
 def too_deep(text: str) -> json.JSONDecodeError:

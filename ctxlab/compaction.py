@@ -32,6 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Literal
 
+from . import validate
 from .context import Context
 from .errors import BudgetError
 from .interactions import Unit, group_units
@@ -52,14 +53,21 @@ class CompactionError(BudgetError):
 
 @dataclass(frozen=True)
 class CompactionPolicy:
-    """When and how far to compact. Ratios of the context window; ``summary_share`` of the target
-    is kept free for the summary itself."""
+    """When and how far to compact. Ratios of the context window, each in (0, 1]; ``summary_share``
+    (in [0, 1)) of the target is kept free for the summary itself. A ratio out of range raises
+    CtxlabError (a ValueError) naming it. Chapter 07."""
 
     trigger_ratio: float = 0.8
     target_ratio: float = 0.5
     input_ratio: float = 0.9
     summary_share: float = 0.1
     metering: Literal["count", "usage"] = "count"
+
+    def __post_init__(self) -> None:
+        validate.settle(self, **{name: validate.ratio(name, getattr(self, name))
+                                 for name in ("trigger_ratio", "target_ratio", "input_ratio")},
+                        summary_share=validate.ratio("summary_share", self.summary_share, lo_open=False,
+                                                     hi_open=True))
 
 
 def without_recorded(history: Conversation) -> Conversation:

@@ -17,6 +17,7 @@ from .errors import CtxlabError
 from .facts import Fact, fact_retention
 from .messages import Conversation, Entry
 from .replay import replay
+from .safe_text import shown
 
 STRATEGIES = ("full", "sliding", "budgeted", "pruned", "paged", "budgeted+summary", "compaction", "pipeline")
 
@@ -56,7 +57,7 @@ def compare(conversation: Conversation, strategies: Sequence[str] | None = None,
         try:
             result = replay(conversation, name, window=window, provider=provider, model=model, check=check)
         except CtxlabError as err:
-            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split())[:200]))
+            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split())))
             continue
         totals = result.ledger.totals()
         kept = fact_retention(result, facts, conversation) if facts else None
@@ -71,16 +72,18 @@ def compare(conversation: Conversation, strategies: Sequence[str] | None = None,
 
 
 def format_rows(rows: Sequence[CompareRow]) -> str:
-    """The leaderboard as a text table (what the chapters print under their figure)."""
+    """The leaderboard as a text table (what the chapters print under their figure). Names and errors are
+    shown one line each, keys masked and control characters escaped (:func:`ctxlab.safe_text.shown`)."""
     head = f"{'strategy':<17} {'cost':>10} {'hit rate':>8} {'compactions':>11} {'summaries':>9} " \
            f"{'overflows':>9} {'input tokens':>13} {'facts kept':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
         if r.error:
-            lines.append(f"{r.name:<17} cannot build a context: {r.error}")
+            error = r.error if len(r.error) <= 160 else r.error[:159] + "…"  # whole in as_dict() and --json
+            lines.append(f"{shown(r.name):<17} cannot build a context: {shown(error)}")
             continue
         cost = f"${r.cost_usd:,.4f}" if r.cost_usd is not None else "unpriced"
         facts = f"{r.facts_kept} (min {r.facts_kept_min})" if r.facts_kept is not None else "—"
-        lines.append(f"{r.name:<17} {cost:>10} {r.hit_rate:>8.1%} {r.compactions:>11} {r.summary_calls:>9} "
+        lines.append(f"{shown(r.name):<17} {cost:>10} {r.hit_rate:>8.1%} {r.compactions:>11} {r.summary_calls:>9} "
                      f"{r.overflows:>9} {r.total_input_tokens:>13,} {facts:>10}")
     return "\n".join(lines)

@@ -23,10 +23,12 @@ import html
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
+from . import validate
 from .errors import BudgetError, CtxlabError
 from .interactions import Granularity, Unanswered, Unit, find_orphans, group_units
 from .messages import Conversation, Message, ToolSpec
 from .profiles import ModelProfile, profile_for
+from .safe_text import shown
 from .tokens import MessageMeter, infer_static_head
 
 
@@ -36,7 +38,9 @@ class BudgetPolicy:
 
     ``budget_tokens`` overrides ``input_ratio`` x the window. ``max_units`` caps the number of
     whole units kept (pinned ones included). ``unanswered`` is the declared treatment of tool
-    calls that never got a result (see ``interactions.py``).
+    calls that never got a result (see ``interactions.py``). Raises CtxlabError (a ValueError)
+    naming the field for a budget or ``max_units`` that is not a positive whole number (None: the
+    default) or an ``input_ratio`` outside (0, 1]. Chapter 03.
     """
 
     budget_tokens: int | None = None
@@ -46,6 +50,11 @@ class BudgetPolicy:
     pin_newest_user: bool = True
     pin_first_task: bool = False
     unanswered: Unanswered = "stub"
+
+    def __post_init__(self) -> None:
+        validate.settle(self, budget_tokens=validate.tokens("budget_tokens", self.budget_tokens),
+                        input_ratio=validate.ratio("input_ratio", self.input_ratio),
+                        max_units=validate.whole("max_units", self.max_units, unit="units"))
 
     def budget_for(self, profile: ModelProfile) -> int:
         return self.budget_tokens if self.budget_tokens is not None else profile.budget_tokens(self.input_ratio)
@@ -118,22 +127,22 @@ class Context:
         return (f"{len(self.messages)} messages in {len(self.kept())} units kept, {len(self.dropped())} units "
                 f"dropped; {self.total_tokens:,} / {self.budget_tokens:,} tokens ({self.counter})")
 
-    def __str__(self) -> str:
-        lines = [self.summary_line(), "  " + "  ".join(f"{k}={v:,}" for k, v in self.breakdown().items())]
-        lines += [f"  note: {n}" for n in self.notes]
+    def __str__(self) -> str:  # notes and reasons quote ids from the file: shown escaped, one line each
+        lines = [shown(self.summary_line()), "  " + "  ".join(f"{k}={v:,}" for k, v in self.breakdown().items())]
+        lines += [f"  note: {shown(n)}" for n in self.notes]
         lines.append(f"  {'unit':>5} {'kind':<9} {'msgs':>4} {'tokens':>8}  decision  reason")
         for r in self.report:
-            lines.append(f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {r.reason}")
+            lines.append(f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {shown(r.reason)}")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         colour = {"kept": "#2e7d32", "pinned": "#1565c0", "dropped": "#9e9e9e"}
         rows = "".join(
-            f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{r.kind}</td><td>{r.messages}</td>"
-            f"<td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td><td>{html.escape(r.reason)}</td></tr>"
+            f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{html.escape(r.kind)}</td><td>{r.messages}</td>"
+            f"<td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td><td>{shown(r.reason, html=True)}</td></tr>"
             for r in self.report)
-        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
-        return (f"<div><b>{html.escape(self.summary_line())}</b><ul>{notes}</ul>"
+        notes = "".join(f"<li>{shown(n, html=True)}</li>" for n in self.notes)
+        return (f"<div><b>{shown(self.summary_line(), html=True)}</b><ul>{notes}</ul>"
                 "<table><tr><th>unit</th><th>kind</th><th>msgs</th><th>tokens</th><th>decision</th><th>reason</th></tr>"
                 f"{rows}</table></div>")
 
@@ -156,6 +165,19 @@ def _pinned(units: Sequence[Unit], policy: BudgetPolicy) -> dict[int, str]:
     if policy.pin_newest_user and user_units:
         pins[user_units[-1].index] = "pinned: newest user message"
     return pins
+
+
+def check_fixed_part(tools_t: int, system_t: int, head_t: int, profile: ModelProfile, budget: int) -> int:
+    """The fixed part every request sends before its messages, in tokens: tools + system + inferred
+    head + the profile's request overhead. Raises BudgetError naming each piece when it alone is over
+    ``budget`` (no choice of messages can help then). Chapter 03."""
+    fixed = tools_t + system_t + head_t + profile.per_request_tokens
+    if fixed > budget:
+        raise BudgetError(
+            f"The fixed part alone needs {fixed:,} tokens (tools {tools_t:,} + system {system_t:,} + head {head_t:,} "
+            f"+ request overhead {profile.per_request_tokens}) but the budget is {budget:,}. Raise the budget "
+            "or the window, or shorten the system prompt or the tool definitions.", needed=fixed, budget=budget)
+    return fixed
 
 
 def build_context(conversation: Conversation, policy: BudgetPolicy | None = None, *,
@@ -197,12 +219,7 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
         if conversation.tools:  # a tool a strategy added (read_page): the head already holds the tool-use prompt
             tools_t -= profile.tool_system_tokens
-    fixed = tools_t + system_t + head_t + profile.per_request_tokens
-    if fixed > budget:
-        raise BudgetError(
-            f"The fixed part alone needs {fixed:,} tokens (tools {tools_t:,} + system {system_t:,} + head {head_t:,} "
-            f"+ request overhead {profile.per_request_tokens}) but the budget is {budget:,}. Raise the budget "
-            "or the window, or shorten the system prompt or the tool definitions.", needed=fixed, budget=budget)
+    fixed = check_fixed_part(tools_t, system_t, head_t, profile, budget)
 
     units = group_units(messages, policy.granularity, policy.unanswered)
     treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"

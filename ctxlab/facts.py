@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from .errors import CtxlabError
 from .messages import Conversation, Entry, Message
 from .replay import model_calls
+from .safe_text import shown
 from .summary import PAGE_HANDLE, SUMMARY_MARKER
 
 
@@ -125,7 +126,7 @@ class FactReport:
     min_call: int | None
 
     def summary_line(self) -> str:
-        return (f"{self.strategy}: {self.facts_kept_last} of {self.facts_known_last} facts kept at the last call; "
+        return (f"{shown(self.strategy)}: {self.facts_kept_last} of {self.facts_known_last} facts kept at the last call; "
                 f"worst call {self.min_call}: {self.facts_kept_min} of {self.facts_known_at_min} "
                 f"({self.facts_total} in the checklist)")
 
@@ -134,12 +135,12 @@ class FactReport:
                                       f"{'lost':>4}  lost ids"]
         for r in self.rows:
             lines.append(f"  {r.call:>5} {r.known:>5} {len(r.visible):>7} {len(r.summary):>7} {len(r.paged):>5} "
-                         f"{len(r.lost):>4}  {' '.join(r.lost)}")
+                         f"{len(r.lost):>4}  {' '.join(shown(f) for f in r.lost)}")  # fact ids: the checklist's
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{r.call}</td><td>{r.known}</td><td>{len(r.visible)}</td><td>{len(r.summary)}</td>"
-                       f"<td>{len(r.paged)}</td><td>{len(r.lost)}</td><td>{html.escape(' '.join(r.lost))}</td></tr>"
+                       f"<td>{len(r.paged)}</td><td>{len(r.lost)}</td><td>{shown(' '.join(r.lost), html=True)}</td></tr>"
                        for r in self.rows)
         return (f"<div><b>{html.escape(self.summary_line())}</b><table><tr><th>call</th><th>known</th>"
                 "<th>visible</th><th>summary</th><th>paged</th><th>lost</th><th>lost ids</th></tr>"

@@ -31,6 +31,7 @@ from datetime import datetime
 from .cache import AnthropicCache, CacheOutcome, OpenAICache, PrefixCache, request_from_sizes
 from .cache_rules import rule_for
 from .messages import Conversation, Entry, Message, Usage
+from .safe_text import shown
 
 KINDS = ("cold start", "below minimum", "TTL expiry", "thinking or model change", "compaction",
          "warm start", "parallel start", "lookback", "no caching", "unexplained")
@@ -101,19 +102,20 @@ class FidelityReport:
                 "skipped": self.skipped, "misses_by_kind": {k: {"calls": n, "predicted": p}
                                                             for k, (n, p) in self.misses_by_kind().items()}}
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # ids, threads and details come from the file: shown escaped, one line each
         n = len(self.calls)
-        lines = [f"structural fidelity — {self.conversation}: {n} calls ({self.skipped} without usage skipped), "
+        lines = [f"structural fidelity — {shown(self.conversation)}: {n} calls ({self.skipped} without usage skipped), "
                  f"within {self.tolerance:.0%} of the prompt",
                  f"  simulator   {sum(c.within for c in self.calls):5d}  {self.within:6.1%}",
                  f"  naive rule  {sum(c.naive_within for c in self.calls):5d}  {self.naive_within:6.1%}",
                  f"  {'kind':26} calls  predicted"]
         lines += [f"  {k:26} {v[0]:5d}  {v[1]:9d}" for k, v in self.misses_by_kind().items()]
-        lines += [f"  mispredicted: {c.thread} call {c.call}: {c.kind} — {c.detail}" for c in self.mispredicted()]
+        lines += [f"  mispredicted: {shown(c.thread)} call {c.call}: {c.kind} — {shown(c.detail)}"
+                  for c in self.mispredicted()]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(str(self))}</pre>"
+        return f"<pre>{html.escape(str(self))}</pre>"  # str() escaped each field already
 
 
 @dataclass
@@ -305,7 +307,7 @@ class EndToEndReport:
         fitted = f" ({self.fitted} left out: the inferred head was sized on them)" if self.fitted else ""
         lines = [f"end to end: {self.within:.1%} of {self.calls} calls within {self.tolerance:.0%} of the recorded "
                  f"prompt; median error {self.median_error:+.1%}{fitted}"]
-        lines += [f"  {mid}: recorded {rec:,}, predicted {pred:,} ({(pred - rec) / rec:+.0%}) {why}"
+        lines += [f"  {shown(mid)}: recorded {rec:,}, predicted {pred:,} ({(pred - rec) / rec:+.0%}) {shown(why)}"
                   for mid, rec, pred, why in self.worst]
         return "\n".join(lines)
 

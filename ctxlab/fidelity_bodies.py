@@ -22,6 +22,7 @@ from .errors import CtxlabError
 from .formats.proxy_log import recorded_requests
 from .profiles import profile_for
 from .render import to_anthropic_body, to_openai_body
+from .safe_text import shown
 from .strategies import whole_context
 from .tokens import MessageMeter
 
@@ -75,11 +76,11 @@ class BodyFidelity:
     def __str__(self) -> str:
         f = self.figures()
         pct = lambda v: "n/a" if v is None else f"{v:+.1%}"  # noqa: E731
-        return "\n".join([f"body fidelity — {self.file}: {len(self.calls)} logged calls"] + [
+        return "\n".join([f"body fidelity — {shown(self.file)}: {len(self.calls)} logged calls"] + [
             f"  {what} ({f[key]['calls']} calls): median {pct(f[key]['median_error'])}, worst "
             f"{pct(f[key]['worst_error'])} (line {f[key]['worst_line']}), all tokens {pct(f[key]['total_error'])}"
             for key, what in (("body", "rendered body vs recorded body, as JSON tokens"),
-                              ("usage", "prompt estimate vs recorded usage"))] + [f"  note: {n}" for n in self.notes])
+                              ("usage", "prompt estimate vs recorded usage"))] + [f"  note: {shown(n)}" for n in self.notes])
 
 
 def body_fidelity(path: str | Path, *, strict: bool = True) -> BodyFidelity:

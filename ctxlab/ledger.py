@@ -18,7 +18,9 @@ rate by tokens: sum(read) / sum(total input), not the mean of per-call rates (a 
 hit must not count as much as a 100k-token call with a full hit).
 
 Simplified on purpose: one row per provider response, nothing finer (no streaming chunks), and
-output tokens are priced as recorded, thinking included. Taught in chapter 04.
+output tokens are priced as recorded, thinking included. The text and HTML tables show thread names,
+notes and titles with keys masked and control characters escaped (:func:`ctxlab.safe_text.shown`).
+Taught in chapter 04.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import Any
 
 from . import prices
 from .messages import Conversation, Message, Usage
+from .safe_text import shown
 
 
 @dataclass(frozen=True)
@@ -252,52 +255,53 @@ class Ledger:
         return ledger_figure(self, title)
 
     def _cells(self, r: LedgerRow) -> tuple[str, ...]:
-        return (r.thread, str(r.call), f"{r.total_input_tokens:,}", f"{r.cache_read_tokens:,}",
+        """One row's cells as displayed (thread and note from the file: escaped, one line each)."""
+        return (shown(r.thread), str(r.call), f"{r.total_input_tokens:,}", f"{r.cache_read_tokens:,}",
                 f"{r.cache_write_tokens:,}", f"{r.uncached_input_tokens:,}", f"{r.output_tokens:,}",
-                f"{100 * r.hit_rate:.0f}%", _usd(r.cost_usd), r.note)
+                f"{100 * r.hit_rate:.0f}%", _usd(r.cost_usd), shown(r.note))
 
     def _summary(self) -> list[str]:
         lines = []
         for t in [*self.per_thread().values(), self.totals()] if len(self.per_thread()) > 1 else [self.totals()]:
             cost = _usd(t.cost_usd) + (f" ({t.unpriced_calls} of {t.calls} calls unpriced)" if t.unpriced_calls else "")
             over = f", {t.overflow_calls} over the window" if t.overflow_calls else ""
-            lines.append(f"{t.thread}: {t.calls} calls, prompt {t.total_input_tokens:,} tokens, hit rate "
+            lines.append(f"{shown(t.thread)}: {t.calls} calls, prompt {t.total_input_tokens:,} tokens, hit rate "
                          f"{100 * t.hit_rate:.1f}% (token-weighted), output {t.output_tokens:,}, cost {cost}{over}")
         ids = sorted({r.price_source.rsplit(" (", 1)[1].rstrip(")") for r in self.rows if r.price_source})
         source = f"prices: {prices.PACKAGE} {prices.package_version()}" + (f" ({', '.join(ids)})" if ids else "")
-        return lines + [source + ", USD", *self.notes]
+        return lines + [shown(source) + ", USD", *(shown(n) for n in self.notes)]
 
     def to_text(self, max_rows: int | None = None) -> str:
         """A fixed-width table, one line per call, then the totals. ``max_rows`` keeps the first and last rows."""
         rows = list(self.rows)
         cut = max_rows is not None and len(rows) > max_rows
-        shown = rows[: max_rows // 2] + rows[len(rows) - (max_rows - max_rows // 2):] if cut else rows
-        table = [_COLUMNS] + [self._cells(r) for r in shown]
+        picked = rows[: max_rows // 2] + rows[len(rows) - (max_rows - max_rows // 2):] if cut else rows
+        table = [_COLUMNS] + [self._cells(r) for r in picked]
         widths = [max(len(c[i]) for c in table) for i in range(len(_COLUMNS) - 1)]
         lines = ["  ".join(c.rjust(w) if i > 0 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
                  + ("  " + cells[-1] if cells[-1] else "") for cells in table]
         if cut:
-            lines.insert(1 + max_rows // 2, f"... {len(rows) - len(shown)} calls not shown ...")
-        return "\n".join(([self.title] if self.title else []) + lines + self._summary())
+            lines.insert(1 + max_rows // 2, f"... {len(rows) - len(picked)} calls not shown ...")
+        return "\n".join(([shown(self.title)] if self.title else []) + lines + self._summary())
 
     def __str__(self) -> str:
         return self.to_text()
 
     def __repr__(self) -> str:
         t = self.totals()
-        name = f" {self.title}" if self.title else ""
+        name = f" {shown(self.title)}" if self.title else ""
         return f"<Ledger{name}: {t.calls} calls, hit rate {100 * t.hit_rate:.1f}%, cost {_usd(t.cost_usd)}>"
 
     def _repr_html_(self, max_rows: int = 60) -> str:
         rows = list(self.rows)
-        shown = rows if len(rows) <= max_rows else rows[: max_rows // 2] + rows[-max_rows // 2:]
+        picked = rows if len(rows) <= max_rows else rows[: max_rows // 2] + rows[-max_rows // 2:]
         head = "".join(f"<th>{c}</th>" for c in _COLUMNS)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in self._cells(r)) + "</tr>"
-                       for r in shown)
-        more = (f"<p>{len(rows) - len(shown)} calls not shown; <code>to_pandas()</code> has them all.</p>"
-                if len(shown) < len(rows) else "")
+                       for r in picked)  # the cells are escaped for a terminal already: HTML-escaped here
+        more = (f"<p>{len(rows) - len(picked)} calls not shown; <code>to_pandas()</code> has them all.</p>"
+                if len(picked) < len(rows) else "")
         summary = "<br>".join(html.escape(s) for s in self._summary())
-        caption = f"<b>{html.escape(self.title)}</b><br>" if self.title else ""
+        caption = f"<b>{shown(self.title, html=True)}</b><br>" if self.title else ""
         return (f"<div>{caption}<p>{summary}</p><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
                 f"{more}</div>")
 

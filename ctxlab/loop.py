@@ -26,7 +26,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from . import validate
 from .context import Context
+from .errors import CtxlabError
 from .messages import Message, TextPart, ToolCallPart, Usage, canonical_arguments, tool_result, user
 from .profiles import ModelProfile, profile_for
 from .render import to_anthropic_body, to_openai_body
@@ -111,13 +113,24 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     ``{"input_tokens": 0, "cache_creation_input_tokens": 380, "cache_read_input_tokens": 4480}`` →
     a 4,860-token prompt (Anthropic's ``input_tokens`` excludes cached tokens); ``{"prompt_tokens":
     4990, "prompt_tokens_details": {"cached_tokens": 4736}}`` → 4,736 read + 254 uncached (OpenAI's
-    ``prompt_tokens`` includes them).
+    ``prompt_tokens`` includes them). Each count read is a whole number of tokens, 0 or more (None or
+    missing: 0), and ``cached_tokens`` at most ``prompt_tokens``; else CtxlabError naming the field.
     """
+    if not isinstance(raw, dict):
+        raise CtxlabError(f"usage must be a dict of the provider's token fields (got {type(raw).__name__})")
+
+    def count(key: str, within: dict[str, Any] = raw, at: str = "usage") -> int:
+        return validate.tokens(f"{at}[{key!r}]", within.get(key), allow_zero=True) or 0
+
     if "prompt_tokens" in raw:
-        cached = int((raw.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        return Usage(uncached_input_tokens=int(raw["prompt_tokens"]) - cached, cache_read_tokens=cached,
-                     output_tokens=int(raw.get("completion_tokens") or 0), raw=dict(raw))
-    return Usage(uncached_input_tokens=int(raw.get("input_tokens") or 0),
-                 cache_read_tokens=int(raw.get("cache_read_input_tokens") or 0),
-                 cache_write_tokens=int(raw.get("cache_creation_input_tokens") or 0),
-                 output_tokens=int(raw.get("output_tokens") or 0), raw=json.loads(json.dumps(raw)))
+        details = raw.get("prompt_tokens_details") or {}
+        cached = count("cached_tokens", details if isinstance(details, dict) else {}, "usage['prompt_tokens_details']")
+        prompt = count("prompt_tokens")
+        if cached > prompt:
+            raise CtxlabError(f"usage['prompt_tokens_details']['cached_tokens'] ({cached:,}) must be at most "
+                              f"usage['prompt_tokens'] ({prompt:,}): OpenAI counts cached tokens inside the prompt")
+        return Usage(uncached_input_tokens=prompt - cached, cache_read_tokens=cached,
+                     output_tokens=count("completion_tokens"), raw=dict(raw))
+    return Usage(uncached_input_tokens=count("input_tokens"), cache_read_tokens=count("cache_read_input_tokens"),
+                 cache_write_tokens=count("cache_creation_input_tokens"), output_tokens=count("output_tokens"),
+                 raw=json.loads(json.dumps(raw)))

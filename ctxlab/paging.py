@@ -22,7 +22,10 @@ other      anything not in the table              page     unknown content: keep
 
 The store is the one piece of plumbing here (the only writer besides ``session.py``): entries
 are named by content hash, written via a temp file and ``os.replace`` in the same directory, and
-read only through validated handles — nothing outside the store can be named.
+read only through validated handles — nothing outside the store can be named. A page file is
+sized before it is read (``os.fstat``): against the size the store recorded when it put or last
+read that page, or, for a page it has no record of, against :data:`MAX_PAGE_BYTES`; a bigger file
+is refused without a byte of it read (a planted 2 GB file), a smaller one fails the hash check.
 ``PageStore.in_memory()`` keeps pages in a dict; a replay uses it, so it never writes a file.
 
 Simplified on purpose: lines are split on ``"\\n"`` only; pages are never deleted; a handle is
@@ -48,6 +51,9 @@ from .pruning import PrunedStrategy, _Cutter, _Step, replacement_entry, text_tok
 from .tokens import TiktokenCounter, TokenCounter
 
 HANDLE_CHARS = 16
+MAX_PAGE_BYTES = 256 * 1024 * 1024
+"""Bytes: the largest page file a store reads without a record of its size (one it did not put or
+read itself, e.g. written by an earlier run). A bigger one is refused before it is read."""
 _HANDLE = re.compile(r"[0-9a-f]{16}", re.ASCII)  # lower-case hex only: one spelling per page
 
 
@@ -90,12 +96,13 @@ class PageStore:
         self.root.mkdir(parents=True, exist_ok=True)
         self._real_root = self.root.resolve(strict=True)
         self._memory: dict[str, bytes] | None = None
+        self._sizes: dict[str, int] = {}  # handle -> bytes of the page as put (or read and verified) here
 
     @classmethod
     def in_memory(cls) -> "PageStore":
         """A store that never touches the disk (notebooks, tests, replays); same validation."""
         store = cls.__new__(cls)
-        store.root, store._real_root, store._memory = None, None, {}
+        store.root, store._real_root, store._memory, store._sizes = None, None, {}, {}
         return store
 
     def __repr__(self) -> str:
@@ -127,7 +134,8 @@ class PageStore:
             return handle
         path = self._path(handle)
         if path.exists():
-            if self._read_bytes(path) == data:
+            if path.stat().st_size == len(data) and self._read_bytes(path, len(data)) == data:
+                self._sizes[handle] = len(data)
                 return handle
             raise PageError(f"Page {path} already holds different content (damaged, or a hash collision).")
         fd, tmp = tempfile.mkstemp(dir=self._real_root, prefix=".page-", suffix=".tmp")
@@ -141,9 +149,10 @@ class PageStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+        self._sizes[handle] = len(data)
         return handle
 
-    def _read_bytes(self, path: Path) -> bytes:
+    def _read_bytes(self, path: Path, size: int | None) -> bytes:
         # O_NOFOLLOW: a symlink swapped in after the check is refused by the OS (where it has the flag);
         # O_NONBLOCK: a FIFO planted under a page's name does not hang the open.
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -153,25 +162,35 @@ class PageStore:
             raise PageError(f"No page {path.stem} in this store.") from None
         except OSError as exc:
             raise PageError(f"Cannot open page {path.stem}: {exc.strerror}.") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a directory or a FIFO planted under a page's name
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a directory or a FIFO planted under a page's name
             os.close(fd)
             raise PageError(f"Refusing page {path.stem}: it is not a regular file.")
+        if st.st_size > (MAX_PAGE_BYTES if size is None else size):  # sized before a byte is read
+            os.close(fd)
+            was = (f"the {size:,} bytes put there" if size is not None
+                   else f"the {MAX_PAGE_BYTES:,} bytes a store reads of a page it has no record of")
+            raise PageError(f"Refusing page {path.stem}: it is {st.st_size:,} bytes on disk, more than {was} "
+                            "(the file was changed or planted; pages are written only by put).")
         with os.fdopen(fd, "rb") as f:
             return f.read()
 
     def get(self, handle: str) -> str:
-        """The whole page. Raises PageError for a bad handle or a missing page."""
+        """The whole page. Raises PageError for a bad handle, a missing page, or a page file that is
+        not the page: not a regular file, bigger than the size recorded (or than :data:`MAX_PAGE_BYTES`
+        without a record; checked before reading), or not hashing to its handle."""
         if self._memory is not None:
             data = self._memory.get(check_handle(handle))
             if data is None:
                 raise PageError(f"No page {handle} in this store.")
         else:
-            data = self._read_bytes(self._path(handle))
+            data = self._read_bytes(self._path(handle), self._sizes.get(handle))
             # Handles are content hashes, so a page proves itself: a hard link or a copied file
             # planted under a page's name (both look like plain files in the store) fails here.
             if hashlib.sha256(data).hexdigest()[:HANDLE_CHARS] != handle:
                 raise PageError(f"Refusing page {handle}: its content does not hash to its handle "
                                 "(the file was changed or planted; pages are written only by put).")
+            self._sizes[handle] = len(data)
         return data.decode("utf-8", "surrogatepass")
 
     def __contains__(self, handle: object) -> bool:
@@ -372,8 +391,14 @@ class PagingPolicy:
 
     kinds: Mapping[str, Kind] = field(default_factory=lambda: dict(DEFAULT_TOOL_KINDS))
     actions: Mapping[Kind, Action] = field(default_factory=lambda: dict(DEFAULT_ACTIONS))
-    head_tokens: int = 1_000  # of a paged result, in view
+    head_tokens: int = 1_000  # of a paged result, in view (whole tokens, 0 or more, else CtxlabError)
     tail_tokens: int = 500
+
+    def __post_init__(self) -> None:
+        from .validate import settle, tokens
+
+        settle(self, **{name: tokens(name, getattr(self, name), allow_zero=True, allow_none=False)
+                        for name in ("head_tokens", "tail_tokens")})
 
     def kind_of(self, tool_name: str | None) -> Kind:
         """Exact name first (case-insensitive), then the last segment of ``mcp__server__tool`` / ``ns.tool``."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from . import validate
 from .codec import message_to_dict
 from .compaction import CompactionPolicy, CompactionStrategy, without_recorded
 from .messages import Conversation, Entry, Message
@@ -34,9 +35,9 @@ from .tokens import MessageMeter
 class PipelineStrategy:
     """meter → send | shrink new large results (page or prune) → compact → re-meter.
 
-    ``per_result_tokens``: a tool result larger than this is shrunk at step 3 (tokens).
-    ``reduce``: ``"new"`` (results added since the previous request, as the texts have it) or
-    ``"all"`` (every large result still shown).
+    ``per_result_tokens``: a tool result larger than this is shrunk at step 3 (a positive whole
+    number of tokens, else CtxlabError naming it). ``reduce``: ``"new"`` (results added since the
+    previous request, as the texts have it) or ``"all"`` (every large result still shown). Chapter 07.
     """
 
     policy: CompactionPolicy = field(default_factory=CompactionPolicy)
@@ -48,6 +49,7 @@ class PipelineStrategy:
     name: str = "pipeline"
 
     def __post_init__(self) -> None:
+        self.per_result_tokens = validate.tokens("per_result_tokens", self.per_result_tokens, allow_none=False)
         self.compaction = CompactionStrategy(self.policy, self.summarizer)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
@@ -92,6 +94,6 @@ class PipelineStrategy:
             _, entry = page_message(msg, self.store, head_tokens=self.paging.head_tokens,
                                     tail_tokens=self.paging.tail_tokens, counter=meter.counter)
             return entry
-        pruned = prune_message(msg, self.per_result_tokens - meter.overhead(msg), meter.counter)
+        pruned = prune_message(msg, max(0, self.per_result_tokens - meter.overhead(msg)), meter.counter)
         return Entry("pruned_result", f"pruned:{msg.id}", thread=msg.thread,
                      data={"message_id": msg.id, "replacement": message_to_dict(pruned), "reason": "pipeline"})

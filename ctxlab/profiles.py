@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
+from . import validate
+
 CHECKED = "2026-11-30"  # the date the rules below were last checked against their sources
 
 OPENAI_COUNTING_SOURCE = (
@@ -148,5 +150,7 @@ def profile_for(model: str | None, provider: str | None = None) -> ModelProfile:
 
 
 def with_window(profile: ModelProfile, context_window: int) -> ModelProfile:
-    """The same profile with another window (a learner's what-if)."""
-    return replace(profile, context_window=context_window, window_source="set by the caller")
+    """The same profile with another window (a learner's what-if). ``with_window(p, 30_000).context_window``
+    → 30000. Raises CtxlabError (a ValueError) unless ``context_window`` is a positive whole number of tokens."""
+    window = validate.tokens("context_window", context_window, allow_none=False)
+    return replace(profile, context_window=window, window_source="set by the caller")

@@ -27,10 +27,11 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
+from . import validate
 from ._offline_encodings import get_encoding
 from .codec import message_from_dict, message_to_dict
 from .context import BudgetPolicy, Context, build_context
-from .errors import BudgetError
+from .errors import BudgetError, CtxlabError
 from .interactions import group_units
 from .messages import Conversation, Entry, Message, TextPart, ToolSpec
 from .profiles import ModelProfile
@@ -111,11 +112,12 @@ def prune_text(text: str, budget_tokens: int, counter: TokenCounter, *, head_sha
     A 150-token log at budget 40 → its first ~14 tokens, ``"[... 122 tokens omitted ...]"``,
     its last ~14. ``head_share`` is the head's part of the kept tokens (0.5 = even, 1.0 = head
     only). ``marker`` is formatted with ``omitted`` (an int). Text within budget comes back
-    unchanged. Raises :class:`PruneBudgetError` when the budget is under marker + 1 token.
-    Chapter 05.
+    unchanged. Raises :class:`PruneBudgetError` when the budget is under marker + 1 token, and
+    CtxlabError (a ValueError) naming the argument unless ``budget_tokens`` is a whole number of
+    tokens (0 or more) and ``head_share`` a ratio in [0, 1]. Chapter 05.
     """
-    if not 0.0 <= head_share <= 1.0:
-        raise ValueError(f"head_share is the head's fraction of the kept tokens, 0..1; got {head_share}.")
+    budget_tokens = validate.tokens("budget_tokens", budget_tokens, allow_zero=True, allow_none=False)
+    head_share = validate.ratio("head_share", head_share, lo_open=False)
     original = counter.count(text)
     if original <= budget_tokens:
         return PrunedText(text, original, 0, 0, original)
@@ -161,8 +163,11 @@ def prune_message(msg: Message, budget_tokens: int, counter: TokenCounter, *, he
     """The message with its text parts pruned to ``budget_tokens`` in total (parts' text only).
 
     Non-text parts (images) and every field (id, tool_call_id, ...) are kept; a message already
-    within budget is returned as is (the same object). Chapter 05.
+    within budget is returned as is (the same object). Arguments are checked as by
+    :func:`prune_text`. Chapter 05.
     """
+    budget_tokens = validate.tokens("budget_tokens", budget_tokens, allow_zero=True, allow_none=False)
+    head_share = validate.ratio("head_share", head_share, lo_open=False)
     where = [k for k, p in enumerate(msg.parts) if isinstance(p, TextPart)]
     sizes = [counter.count(msg.parts[k].text) for k in where]
     if sum(sizes) <= budget_tokens:
@@ -186,13 +191,24 @@ class ArrivalCap:
 
     ``ArrivalCap({"bash": 2_000}, default_tokens=4_000).cap(result)`` → the result pruned to its
     tool's limit. The counter is fixed here (not taken from the model of the call), so the same
-    result caps to the same bytes whatever the session, the call or the history's size. Chapter 05.
+    result caps to the same bytes whatever the session, the call or the history's size. Limits are
+    positive whole numbers of tokens and ``head_share`` a ratio in [0, 1], else CtxlabError (a
+    ValueError) naming the field. Chapter 05.
     """
 
     limits: Mapping[str, int] = field(default_factory=dict)  # tool name -> tokens
     default_tokens: int = 4_000
     counter: TokenCounter = field(default_factory=lambda: TiktokenCounter("o200k_base"))
     head_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.limits, Mapping):
+            raise CtxlabError(f"limits must map tool names to tokens, e.g. {{'bash': 2000}} "
+                              f"(got {type(self.limits).__name__})")
+        validate.settle(self, limits={name: validate.tokens(f"limits[{name!r}]", n, allow_none=False)
+                                      for name, n in self.limits.items()},
+                        default_tokens=validate.tokens("default_tokens", self.default_tokens, allow_none=False),
+                        head_share=validate.ratio("head_share", self.head_share, lo_open=False))
 
     def limit_for(self, tool_name: str | None) -> int:
         return self.limits.get(tool_name or "", self.default_tokens)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
+from . import validate
 from .checks import check_context
 from .messages import Conversation, Entry, Item, Message
 from .profiles import ModelProfile, profile_for, with_window
@@ -108,13 +109,16 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     """Replay ``conversation`` under ``strategy``; return its ledger (one row per model call).
 
     ``provider`` / ``model`` override what each call recorded; ``window`` overrides the profile's
-    context window (tokens). ``warm`` starts with the static head already cached, as when an
-    earlier session wrote it. A progress bar with ``progress=True`` (tqdm; off in notebooks).
-    ``check`` validates every context against :func:`ctxlab.checks.check_context`.
-    Raises what the strategy raises (BudgetError, OrphanError) naming the call.
+    context window (a positive whole number of tokens; None: each model's own). ``warm`` starts
+    with the static head already cached, as when an earlier session wrote it. A progress bar with
+    ``progress=True`` (tqdm; off in notebooks). ``check`` validates every context against
+    :func:`ctxlab.checks.check_context`. Raises what the strategy raises (BudgetError, OrphanError)
+    naming the call, and CtxlabError (a ValueError) naming the argument for a bad ``window`` (a bad
+    TTL or minimum in ``cache_rules`` at the first call).
     """
     from .ledger import Ledger, row_from_outcome
 
+    window = validate.tokens("window", window)
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     calls = model_calls(conversation)
     result = ReplayResult(strategy.name, None)
@@ -144,7 +148,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         call_provider = provider or (call.provider if call.provider in ("anthropic", "openai") else
                                      profile_for(call_model).provider)
         profile: ModelProfile = profile_for(call_model, call_provider)
-        if window:
+        if window is not None:
             profile = with_window(profile, window)
         meter = meters.get((call.thread, profile.name))
         if meter is None:  # incremental: each call's history extends the last one (see incremental.py)

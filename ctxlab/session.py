@@ -26,9 +26,15 @@ lines followed by their marker are skipped with a warning; any other bad line ra
 :class:`~ctxlab.errors.SessionError` naming the line. ``tests/test_crash_safety.py`` cuts an append at
 every byte and SIGKILLs a writer twenty times in a row to check this.
 
-Simplified on purpose: one writer at a time (an append checks that the file did not change
-size since it was read, but there is no lock); the whole file is read into memory; ids are the
-items' own ids (an empty id gets ``i<N>``). Taught in chapter 02.
+Hostile input: ``open`` refuses a path that is not a regular file (a FIFO, a device) before it
+opens it; a lone surrogate (a ``\\ud800`` JSON escape, which no UTF-8 can hold) read from a line,
+or held by an item given to ``append`` or ``create``, becomes U+FFFD with a line in
+``session.warnings`` naming the line (or the item) and the field — a declared repair, so the
+file stays writable and strict opening does not raise.
+
+Simplified on purpose: one writer at a time (an append checks that the file is still the one it
+read — same device, inode and size — but there is no lock); the whole file is read into memory; ids
+are the items' own ids (an empty id gets ``i<N>``). Taught in chapter 02.
 """
 
 from __future__ import annotations
@@ -36,11 +42,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ctxlab.codec import dumps, item_from_dict, item_to_dict, loads, toolspec_from_dict, toolspec_to_dict
+from ctxlab.codec import (dumps, item_from_dict, item_to_dict, loads, might_hold_surrogates, repair_note,
+                          repair_surrogates, toolspec_from_dict, toolspec_to_dict)
 from ctxlab.errors import SessionError
 from ctxlab.messages import Conversation, Entry, Item, Message, ToolSpec, Transcript
 
@@ -63,7 +71,7 @@ class _Parsed:
     header: dict[str, Any]
     records: list[tuple[int, Item, str | None]]  # (line, item, parent id)
     warnings: list[str]
-    size: int  # bytes read
+    size: int  # bytes read (a byte-order mark included)
     ends_with_newline: bool
     torn_tail: tuple[int, int] | None  # (first line, count) of an unacknowledged torn tail
 
@@ -71,6 +79,7 @@ class _Parsed:
 def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
     """Parse a session file's bytes. ``strict=False`` skips bad lines with a warning instead of raising,
     and attaches a record whose parent was skipped to the record before it (salvage, not repair)."""
+    size = len(data)
     if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark some editors add: not part of the header
         data = data[3:]
     if not data:
@@ -83,8 +92,12 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
 
     decoded: list[Any] = []  # parsed JSON per line, or a _LineProblem
     for n, raw in enumerate(raw_lines, start=1):
+        found: list[Any] = []
         try:
-            decoded.append(loads(raw.decode("utf-8"), allow_nan=False))  # NaN: dumps never writes it
+            if b"\x00" in raw:
+                raise ValueError(f"{raw.count(0):,} NUL byte(s) (a crash or a disk fault left zeros)")
+            decoded.append(loads(raw.decode("utf-8"), allow_nan=False, repaired=found))  # NaN: dumps never writes it
+            warnings += [f"{name}:{n}: {repair_note(field, char)}" for field, _, char in found]
         except UnicodeDecodeError as exc:
             decoded.append(_LineProblem(n, f"not valid UTF-8 (byte {exc.start + 1})"))
         except json.JSONDecodeError as exc:
@@ -180,7 +193,17 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
             continue
         line_of[item.id] = n
         records.append((n, item, parent))
-    return _Parsed(header, records, warnings, len(data), ends_with_newline, torn_tail)
+    return _Parsed(header, records, warnings, size, ends_with_newline, torn_tail)
+
+
+def _regular(file: Path, st: os.stat_result) -> os.stat_result:
+    """``st`` if it is a regular file's, else the SessionError naming what ``file`` is."""
+    if not stat.S_ISREG(st.st_mode):
+        what = next((name for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                                              (stat.S_ISCHR, "a character device"), (stat.S_ISSOCK, "a socket"))
+                     if test(st.st_mode)), "not a regular file")
+        raise SessionError(f"{file}: cannot be read as a session file (it is {what}). Pass the path of a .jsonl file.")
+    return st
 
 
 class Session:
@@ -209,6 +232,7 @@ class Session:
         self._size = 0  # bytes of the file as far as this object knows it
         self._ends_with_newline = True
         self._torn_tail: tuple[int, int] | None = None  # (first line, count) of a torn tail to mark
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file as read
 
     # ---- making one ----------------------------------------------------------------------------
 
@@ -218,6 +242,13 @@ class Session:
         return {"type": "session", "version": SESSION_VERSION, "id": id, "system": list(system),
                 "tools": [toolspec_to_dict(t) for t in tools], "model": model, "provider": provider,
                 "title": title, "created": created}
+
+    @staticmethod
+    def _repair(header: dict[str, Any]) -> list[str]:
+        """Lone surrogates in a new header (no UTF-8 can hold one) become U+FFFD; the warnings saying so."""
+        found: list[Any] = []
+        repair_surrogates(header, found)
+        return [f"header: {repair_note(field, char)}" for field, _, char in found]
 
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, system: Iterable[str] = (), tools: Iterable[ToolSpec] = (),
@@ -230,17 +261,19 @@ class Session:
         """
         file = Path(path)
         header = cls._header(id or file.stem, system, tools, model, provider, title, created)
+        repaired = cls._repair(header)
         line = (dumps(header) + "\n").encode("utf-8")
         try:
             with open(file, "xb") as f:
                 f.write(line)
                 f.flush()
                 os.fsync(f.fileno())
+                st = os.fstat(f.fileno())
         except FileExistsError:
             raise SessionError(f"{file}: already exists; a session file is never overwritten. "
                                "Open it with Session.open or pick a new path.") from None
         session = cls(header, file)
-        session._size = len(line)
+        session._size, session._identity, session.warnings = len(line), (st.st_dev, st.st_ino), repaired
         return session
 
     @classmethod
@@ -248,14 +281,22 @@ class Session:
                   provider: str | None = None, title: str | None = None, id: str | None = None,
                   created: str | None = None) -> "Session":
         """A session with no file (replay uses it): same tree, same checks, nothing written."""
-        return cls(cls._header(id or "memory", system, tools, model, provider, title, created), None)
+        header = cls._header(id or "memory", system, tools, model, provider, title, created)
+        repaired = cls._repair(header)
+        session = cls(header, None)
+        session.warnings = repaired
+        return session
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "Session":
-        """Read a session file (never writes). Head = the last record. Bad lines raise SessionError."""
+        """Read a session file (never writes). Head = the last record. Bad lines raise SessionError;
+        so does a path that is not a regular file (a directory, a FIFO, a device), before it is opened."""
         file = Path(path)
         try:
-            data = file.read_bytes()
+            _regular(file, os.stat(file))  # before opening: opening a FIFO blocks, /dev/zero never ends
+            with open(file, "rb", opener=lambda p, flags: os.open(p, flags | getattr(os, "O_NONBLOCK", 0))) as f:
+                st = _regular(file, os.fstat(f.fileno()))  # a FIFO swapped in meanwhile: still no hang
+                data = f.read()
         except FileNotFoundError:
             raise SessionError(f"{file}: no such session file. Check the path, or start one with "
                                "Session.create.") from None
@@ -268,7 +309,9 @@ class Session:
             raise SessionError(f"{file.name}:{p.line}: {p.problem}. A session file is append-only: restore it "
                                "from a copy, or salvage the rest with ctxlab.formats.load(path, strict=False) "
                                "and Session.import_transcript into a new file.") from None
-        return cls._from_parsed(parsed, file)
+        session = cls._from_parsed(parsed, file)
+        session._identity = (st.st_dev, st.st_ino)
+        return session
 
     @classmethod
     def _from_parsed(cls, parsed: _Parsed, file: Path | None) -> "Session":
@@ -375,6 +418,9 @@ class Session:
         """Append one item under ``parent`` (default: ``head``) as one new line; returns its id.
 
         Refuses a duplicate id. An item with an empty id gets ``i<N>``. The new item becomes ``head``.
+        A lone surrogate in any of its text (which no UTF-8 file can hold) is written, and kept, as
+        U+FFFD, and said in ``warnings`` (``"s.jsonl: item 'u1', field 'parts[0].text': a lone
+        surrogate \\ud800 ... replaced with U+FFFD"``); the id returned is the item's (repaired) id.
         """
         if not isinstance(item, (Message, Entry)):
             raise SessionError(f"can only append a Message or an Entry, not {type(item).__name__}")
@@ -383,23 +429,38 @@ class Session:
             while f"i{n}" in self._items:
                 n += 1
             item = dataclasses.replace(item, id=f"i{n}")
-        if item.id in self._items:
-            raise SessionError(f"session {self.id!r} already has an item with id {item.id!r}; "
-                               "ids are unique — give the new item another id")
         at = self.head if parent is None else parent
         if at is not None:
             self._need(at)
         payload = item_to_dict(item)
         record = {"type": payload.pop("type"), "id": payload.pop("id"), "parent": at, **payload}
         line = dumps(record) + "\n"  # dumps fails (ValueError) before anything is written
+        found: list[Any] = []
+        if might_hold_surrogates(line):  # no UTF-8 can hold a lone surrogate: U+FFFD, kept and said
+            repair_surrogates(record, found)
+        if found:
+            line = dumps(record) + "\n"
+            item = item_from_dict({k: v for k, v in record.items() if k != "parent"})
+        if item.id in self._items:
+            raise SessionError(f"session {self.id!r} already has an item with id {item.id!r}; "
+                               "ids are unique — give the new item another id")
         if self.file is not None:
             self._write(line)
+        where = self.file.name if self.file is not None else f"session {self.id!r}"
+        self.warnings += [f"{where}: item {item.id!r}, {repair_note(field, char)}" for field, _, char in found]
         self._add(item, at)
         return item.id
 
     def _write(self, line: str) -> None:
         assert self.file is not None
-        size = self.file.stat().st_size if self.file.exists() else -1
+        try:
+            st: os.stat_result | None = os.stat(self.file)
+        except OSError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != self._identity:
+            raise SessionError(f"{self.file}: is not the file this session read (it was replaced, moved or "
+                               "deleted since); open it again before appending")
+        size = st.st_size
         if size != self._size:
             raise SessionError(f"{self.file}: changed on disk since it was read ({self._size} → {size} bytes); "
                                "open it again before appending")

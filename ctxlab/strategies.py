@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from .context import BudgetPolicy, Context, build_context
+from . import validate
+from .context import BudgetPolicy, Context, build_context, check_fixed_part
 from .errors import BudgetError
 from .interactions import find_orphans, group_units
 from .messages import Conversation, Entry, Message, TextPart
@@ -115,12 +116,17 @@ class BudgetedStrategy:
 class SlidingStrategy:
     """A sticky window: the first kept message only moves forward, by whole units, as little as needed.
 
-    State: ``start_id`` per thread — the id of the first kept message.
+    State: ``start_id`` per thread — the id of the first kept message. ``input_ratio`` (of the
+    window, in (0, 1]) is the budget. Raises BudgetError when the fixed part (tools, system prompt,
+    head) alone is over the budget, naming it, or when the newest unit cannot fit.
     """
 
     input_ratio: float = 0.9
     name: str = "sliding"
     start_id: dict[str, str] = field(default_factory=dict)  # thread -> first kept message id
+
+    def __post_init__(self) -> None:
+        self.input_ratio = validate.ratio("input_ratio", self.input_ratio)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         units = group_units([m for m in history.messages if m.origin != "meta"])
@@ -131,6 +137,8 @@ class SlidingStrategy:
             # the newest user message stays even when the window has slid past it: the task must stay
             window = ([units[newest_user]] if 0 <= newest_user < first else []) + units[first:]
             ctx = whole_context(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
+            # the tools and the system prompt alone over the budget: no window helps, and the error says so
+            check_fixed_part(ctx.tools_tokens, ctx.system_tokens, ctx.head_tokens, profile, budget)
             starts_wrong = profile.requires_user_first and window[0].first.role != "user"
             if (ctx.total_tokens <= budget and not starts_wrong) or first >= len(units) - 1:
                 break

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from . import validate
 from .codec import loads
 from .context import BudgetPolicy, Context, build_context
 from .errors import BudgetError
@@ -118,7 +119,9 @@ class RuleBasedSummarizer:
     Over the cap, whole items go, oldest first, from the least important section (``DROP_ORDER``;
     paths only seen in tool output before any other file). The task and the constraints go never —
     if they alone overflow, later requests are shortened and at last the text is cut. ``previous``
-    (a summary in this format) is merged in first. Chapter 06.
+    (a summary in this format) is merged in first. ``max_tokens`` is a whole number of tokens (0 or
+    more), ``request_chars`` and ``per_result`` positive whole numbers, else CtxlabError naming the
+    field. Chapter 06.
     """
 
     max_tokens: int = 1_000
@@ -126,6 +129,13 @@ class RuleBasedSummarizer:
     request_chars: int = 600  # a longer user message is kept as its first 600 characters
     per_result: int = 6  # at most this many paths and error lines taken from one tool result
     memo: dict = field(default_factory=dict, compare=False, repr=False)  # (id(msg), ...) -> (msg, findings)
+
+    def __post_init__(self) -> None:
+        validate.settle(self, max_tokens=validate.tokens("max_tokens", self.max_tokens, allow_zero=True,
+                                                         allow_none=False),
+                        request_chars=validate.whole("request_chars", self.request_chars, unit="characters",
+                                                     allow_none=False),
+                        per_result=validate.whole("per_result", self.per_result, unit="items", allow_none=False))
 
     def summarize(self, dropped: Sequence[Message], previous: str | None = None) -> Summary:
         items: dict[str, dict[str, None]] = {s: {} for s in (*SECTIONS, "Seen")}  # section -> items, in order
@@ -303,13 +313,18 @@ def render_transcript(messages: Sequence[Message]) -> str:
 class LLMSummarizer:
     """Any function ``prompt -> summary`` as a summarizer; its answer is used verbatim. Chapter 06.
 
-    ``LLMSummarizer(lambda p: my_client.complete(p))``. ``prompt`` holds ``{max_tokens}``.
+    ``LLMSummarizer(lambda p: my_client.complete(p))``. ``prompt`` holds ``{max_tokens}`` (a whole
+    number of tokens, 0 or more, else CtxlabError).
     """
 
     fn: Callable[[str], str]
     prompt: str = DEFAULT_PROMPT
     max_tokens: int = 1_000
     counter: TokenCounter = field(default_factory=TiktokenCounter)
+
+    def __post_init__(self) -> None:
+        validate.settle(self, max_tokens=validate.tokens("max_tokens", self.max_tokens, allow_zero=True,
+                                                         allow_none=False))
 
     def instruction(self, previous: str | None = None) -> str:
         text = self.prompt.format(max_tokens=self.max_tokens)
@@ -376,6 +391,7 @@ class BudgetedSummaryStrategy:
     call that truncates (``regenerate="on_change"``: only when what is dropped changes). Each summary
     is a side call (a ledger row). The total stays within the budget: when the newest units need part of
     the share, the summary gets what is left. State per thread: the context sent last and its summary.
+    ``summary_share`` is a ratio in [0, 1) (else CtxlabError naming it).
     ``replay(conv, BudgetedSummaryStrategy(placement="system_block"), window=30_000)``. Chapter 06.
     """
 
@@ -387,6 +403,9 @@ class BudgetedSummaryStrategy:
     regenerate: Literal["every_call", "on_change"] = "every_call"
     name: str = "budgeted+summary"
     last: dict[str, tuple[Context, Summary | None, Any]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.summary_share = validate.ratio("summary_share", self.summary_share, lo_open=False, hi_open=True)
 
     def decide(self, history: Conversation, call: Any, profile: Any, meter: Any) -> Any:
         from .strategies import Decision
@@ -471,7 +490,9 @@ def placement_experiment(conversation: Conversation, *, window: int = 30_000,
     of the base prompt instead of on the summary block, as an agent that knows about the summary would
     place it. Each replay's main requests go through a fresh simulator, without the summary calls
     (a fresh summary request shares no prefix with them), in the replay's order and times.
+    ``window`` is a positive whole number of tokens (else CtxlabError naming it).
     """
+    window = validate.tokens("window", window, allow_none=False)
     from .cache import AnthropicCache, OpenAICache, shared_prefix_tokens
     from .profiles import profile_for
     from .render import prefix_diff

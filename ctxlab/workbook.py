@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .messages import Conversation
-from .redact import redact
+from .safe_text import shown
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -149,7 +149,9 @@ def _cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.2f}"
-    return redact(str(value))  # a pasted API key is shown masked (ctxlab.redact); numbers are untouched
+    # a pasted API key is shown masked (ctxlab.redact), control and invisible characters escaped
+    # (ctxlab.safe_text); numbers are untouched
+    return shown(str(value), multiline=True)
 
 
 def text_table(rows: Sequence[Mapping[str, Any] | Sequence[Any]], columns: Sequence[str]) -> str:

@@ -67,3 +67,40 @@ def test_a_recorded_prompt_over_the_window_is_named(capsys, tmp_path):
     assert "(the largest 10,466 tokens" in out and "--window N" in out
     code, out, err = run(capsys, "replay", path, "--compare", "--check", "--window", "20000")
     assert code == 0 and "note:" not in out
+
+
+def test_compare_lenient_lists_the_skipped_lines(capsys, tmp_path):
+    lines = MULTI.read_text(encoding="utf-8").splitlines()
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_text("\n".join(lines[:1] + ['{"messages": [tor'] + lines[1:]) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "replay", damaged, "--compare", "--lenient")
+    assert code == 0, err
+    assert "note: skipped line 2:" in out
+    code, out, err = run(capsys, "replay", damaged, "--compare", "--lenient", "--json")
+    assert any(n.startswith("skipped line 2:") for n in json.loads(out)["notes"])
+
+
+def test_a_conversation_picked_by_its_id(capsys):
+    conv = formats.load(MULTI).conversations[1]
+    for command in (["--compare"], ["--strategy", "budgeted"]):
+        code, out, err = run(capsys, "replay", MULTI, *command, "--conversation", conv.id, "--json")
+        assert code == 0, err
+        body = json.loads(out)
+        assert body.get("conversation", (body.get("conversations") or [None])[0]) == conv.id
+    code, out, err = run(capsys, "replay", MULTI, "--compare", "--conversation", "no such id")
+    assert code == 2 and "has no conversation 'no such id': give an index 0.." in err
+
+
+def test_one_failing_conversation_does_not_blank_the_sums(capsys, tmp_path):
+    # a file of two conversations, one of which no strategy but `full` can fit in a 300-token window
+    small = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+    big = {"messages": [{"role": "user", "content": "word " * 600}, {"role": "assistant", "content": "ok"}]}
+    path = tmp_path / "two.jsonl"
+    path.write_text(json.dumps(small) + "\n" + json.dumps(big) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "replay", path, "--compare", "--window", "300", "--json")
+    body = json.loads(out)
+    budgeted = next(r for r in body["strategies"] if r["name"] == "budgeted")
+    alone = next(r for r in body["conversations"][0]["strategies"] if r["name"] == "budgeted")
+    assert budgeted["error"] is None and budgeted["total_input_tokens"] == alone["total_input_tokens"] > 0
+    assert any(n.startswith("budgeted: could not build a context in 1 of 2 conversations, left out of its sums "
+                            "(first: #1 ") for n in body["notes"])

@@ -252,3 +252,14 @@ def test_reader_never_writes_the_file(tmp_path):
     before = copy.read_bytes()
     formats.load(copy)
     assert copy.read_bytes() == before
+
+
+def test_a_usage_report_cut_short_is_noted(tmp_path):
+    # a log that ends inside aider's "> Tokens:" line: the reply keeps no usage, and the notes say where
+    path = tmp_path / "cut.md"
+    path.write_text("# aider chat started at 2025-01-02 10:00:00\n\n#### fix it  \n\nDone.\n\n> Tokens: 6,75",
+                    encoding="utf-8")
+    conv = formats.load(path).conversation()
+    reply = [m for m in conv.messages if m.role == "assistant"]
+    assert len(reply) == 1 and reply[0].usage is None
+    assert any("'Tokens:' report(s) that could not be read (cut short?), first at cut.md:7" in n for n in conv.notes)

@@ -122,7 +122,7 @@ def test_user_run_tool_subagent_compaction_and_left_out_events(conv):
     comp = [e for e in conv.entries if e.kind == "compaction"]
     assert len(comp) == 1 and comp[0].data["tokens_before"] == 4100 and comp[0].data["first_kept_id"] is None
     assert comp[0].data["summary"].startswith("The user checks bakery stock")
-    for note in ("1 'session.brand_new_event' event(s) left out: a type this reader does not know",
+    for note in ("1 'session.brand_new_event' event(s) left out: a type this reader does not know (first at line 18)",
                  "1 'abort' event(s) left out: not part of the model's context",
                  "2 'assistant.turn_start' event(s) left out: not part of the model's context",
                  "1 tool result(s) with a detailedContent (the UI's fuller view): the model got result.content, kept"):

@@ -292,11 +292,34 @@ def test_unknown_role(tmp_path: Path) -> None:
     session_error(s, 3, "unknown role 'robot' (expected user, assistant or tool)")
     lenient(s, {3: "unknown role 'robot'"}, kept=["a"])
 
-    # Claude Code writes dozens of UI line types; one it does not know is left out, counted in the notes.
+    # Claude Code writes dozens of UI line types: one it does not know is left out, counted in the notes
+    # with its first line; but a line that holds a message under an unknown type is an error, not a drop.
     c = jsonl(tmp_path / "cc.jsonl", [cc("u1", None), cc("r1", "u1", kind="robot")])
-    conv = load(c).conversation()
-    assert [m.id for m in conv.messages] == ["u1"]
-    assert "left out 1 'robot' line(s): UI records, not sent to the model" in conv.notes
+    strict_error(c, 2, "unknown line type 'robot' on a line that holds a message", field="type")
+    lenient(c, {2: "unknown line type 'robot'"}, kept=["u1"])
+    ui = cc("r2", "u1", kind="robot")
+    del ui["message"]
+    c2 = jsonl(tmp_path / "cc2.jsonl", [cc("u1", None), ui])
+    assert "left out 1 'robot' line(s) (first at line 2): UI records, not sent to the model" in load(c2).conversation().notes
+
+
+def test_a_line_without_a_type(tmp_path: Path) -> None:
+    # the record type decides what a line is: missing, null or a number is a damaged line, never a silent drop
+    for bad_type in (None, 7):
+        line = pi("b", "a")
+        line["type"] = bad_type
+        p = jsonl(tmp_path / "pi.jsonl", [PI_HEADER, pi("a", None), line])
+        strict_error(p, 3, f"every pi entry names its type (a string), got {bad_type!r}", field="type")
+        lenient(p, {3: "every pi entry names its type"}, kept=["a"])
+        c_line = cc("r1", "u1")
+        c_line["type"] = bad_type
+        c = jsonl(tmp_path / "cc.jsonl", [cc("u1", None), c_line])
+        strict_error(c, 2, f"every Claude Code line names its type (a string), got {bad_type!r}", field="type")
+        lenient(c, {2: "every Claude Code line names its type"}, kept=["u1"])
+    typo = pi("b", "a")
+    typo["type"] = "mesage"
+    p = jsonl(tmp_path / "pi.jsonl", [PI_HEADER, pi("a", None), typo])
+    strict_error(p, 3, "unknown entry type 'mesage' on an entry that holds a message", field="type")
 
 
 def test_parent_that_points_nowhere(tmp_path: Path) -> None:

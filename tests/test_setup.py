@@ -109,8 +109,9 @@ def test_o200k_and_cl100k_counts_of_the_doctor_sample() -> None:
 
 # ---- run.py ----
 
-def test_run_py_uses_the_standard_library_only() -> None:
-    tree = ast.parse((REPO / "run.py").read_text(encoding="utf-8"))
+@pytest.mark.parametrize("name", ["run.py", "run_impl.py"])
+def test_run_py_uses_the_standard_library_only(name: str) -> None:
+    tree = ast.parse((REPO / name).read_text(encoding="utf-8"))
     imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert imported - {"__future__"} <= set(sys.stdlib_module_names)

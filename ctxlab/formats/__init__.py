@@ -14,7 +14,11 @@ one JSON document of up to 64 MiB, the whole parsed document), picks a reader an
 Detection tries :data:`READERS` in order; the first reader whose ``sniff`` says yes reads the
 file. With ``strict=True`` a bad line raises :class:`~ctxlab.errors.TranscriptError` naming the
 file, the line and the field; with ``strict=False`` it is skipped and recorded in the notes as
-``"skipped line N: reason"`` — never dropped silently.
+``"skipped line N: reason"`` — never dropped silently. Two things are refused before any reader
+runs: a path that is not a regular file (a FIFO, ``/dev/zero``, a socket, a directory; decided
+before it is opened) and a binary file. One thing is repaired rather than refused, in strict mode
+too: a lone surrogate (``"\\ud800"``, legal JSON that no UTF-8 text can hold) becomes U+FFFD, and
+a note names the file, the line and the field (:func:`load` adds the notes of every reader).
 
 This module also holds the small helpers the readers share (reading JSON Lines, JSON with line
 numbers, turning a pydantic ``ValidationError`` into a ``TranscriptError``). Plumbing, not a
@@ -24,6 +28,9 @@ chapter; the types it produces are taught in chapter 02.
 from __future__ import annotations
 
 import bisect
+import contextlib
+import contextvars
+import dataclasses
 import importlib
 import json
 import json.decoder
@@ -35,9 +42,11 @@ from typing import Annotated, Any, Callable, Iterator, Protocol, Sequence, TypeV
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..codec import MAX_TOKEN_COUNT, loads, too_deep
+from ..codec import MAX_TOKEN_COUNT, Repair, collect_repairs, loads, might_hold_surrogates, repair_note
+from ..codec import repair_surrogates, too_deep
 from ..errors import TranscriptError, UnknownFormatError
-from ..messages import Transcript
+from ..messages import ToolCallPart, Transcript
+from ._detect import binary_at, read_regular
 
 __all__ = ["READERS", "UNAVAILABLE", "Reader", "detect", "load", "names"]
 
@@ -121,15 +130,9 @@ def _msg(err: json.JSONDecodeError) -> str:
 
 
 def read_bytes(path: Path) -> bytes:
-    """The file's bytes, a UTF-8 byte-order mark dropped; a missing file or a directory names the path."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise TranscriptError(path.name, None, f"no such file: {path}.",
-                              hint="Check the path (relative paths start at the working directory).") from None
-    except OSError as err:  # a directory (PermissionError on Windows), no permission, ...
-        raise TranscriptError(path.name, None, f"cannot be read: {err.strerror or err} ({path}).",
-                              hint="Pass the path of a transcript file.") from None
+    """The file's bytes, a UTF-8 byte-order mark dropped; a missing file names the path, and anything
+    not a regular file (a directory, a FIFO, a device, a socket) is refused before it is opened."""
+    data = read_regular(path)
     return data[3:] if data.startswith(b"\xef\xbb\xbf") else data
 
 
@@ -156,9 +159,11 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
     """Yield ``(line_number, index, object)`` per non-blank line of a JSON Lines file.
 
     ``index`` counts non-blank lines from 0 (pi addresses entries that way). A line that is not
-    UTF-8, not JSON (nesting too deep for Python's parser included) or not a JSON object raises, or
-    with ``strict=False`` is skipped with a note. Splits on ``\\n`` only: a raw U+2028 inside a JSON
-    string is legal and must not shift line numbers.
+    UTF-8, holds NUL bytes (zeros a crash left), is not JSON (nesting too deep for Python's parser
+    included) or not a JSON object raises, or with ``strict=False`` is skipped with a note. A lone
+    surrogate is replaced with U+FFFD and noted (``"pi.jsonl:3: field 'message.content': a lone
+    surrogate ..."``), in strict mode too: a declared repair, not a damaged line. Splits on ``\\n``
+    only: a raw U+2028 inside a JSON string is legal and must not shift line numbers.
     """
     index = -1
     for number, raw_bytes in enumerate(read_bytes(path).split(b"\n"), start=1):
@@ -166,9 +171,13 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
         if not raw_bytes:
             continue
         index += 1
-        obj, error = None, None
+        obj, error, found = None, None, []
         try:
-            obj = loads(raw_bytes.decode("utf-8"))
+            if b"\x00" in raw_bytes:
+                raise _nul_line(path.name, number, raw_bytes)
+            obj = loads(raw_bytes.decode("utf-8"), repaired=found)
+        except TranscriptError as err:
+            error = err
         except UnicodeDecodeError as err:
             error = _not_utf8(path.name, raw_bytes, err, number,
                               TEXT_HINT + " Or load with strict=False to skip the line.")
@@ -182,12 +191,34 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
                 raise error
             notes.append(skip_note(error))
             continue
+        notes += _repaired(path.name, found, lambda _: number)
         yield number, index, obj
+
+
+def _nul_line(file: str, line: int, raw: bytes) -> TranscriptError:
+    return bad(file, line, f"{raw.count(0):,} NUL byte(s), the first at column {raw.index(0) + 1}: not JSON text "
+                           "(a crash or a disk fault can leave zeros in a file)")
+
+
+_REPAIRED: contextvars.ContextVar[list[tuple[str, str]] | None] = contextvars.ContextVar("repaired", default=None)
+
+
+def _repaired(file: str, found: list[Repair], line_of: Callable[[Any], int | None]) -> list[str]:
+    """The notes for lone surrogates replaced in ``file`` (also handed to the :func:`load` in progress)."""
+    notes = []
+    for field, owner, char in found:
+        line = line_of(owner)
+        notes.append(f"{file}:{line}: {repair_note(field, char)}" if line else f"{file}: {repair_note(field, char)}")
+    said = _REPAIRED.get()
+    if said is not None:
+        said += [(field, note) for (field, _, _), note in zip(found, notes)]
+    return notes
 
 
 def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
     """Parse a whole JSON file; also return ``line_of(obj)``: the 1-based line where a parsed
-    dict began (``None`` for anything else). ``line_of(data["history"][3])`` → ``57``."""
+    dict began (``None`` for anything else). ``line_of(data["history"][3])`` → ``57``. Lone surrogates
+    are replaced with U+FFFD; :func:`load` adds the notes naming the line of the object and the field."""
     text = read_text(path)
     starts: dict[int, int] = {}  # id(dict) -> character offset of its "{"
     decoder = json.JSONDecoder()
@@ -214,6 +245,10 @@ def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
         offset = starts.get(id(obj))
         return None if offset is None else bisect.bisect_left(newlines, offset) + 1
 
+    if might_hold_surrogates(text):  # a lone one becomes U+FFFD, noted at the line of the object holding it
+        found: list[Repair] = []
+        data = repair_surrogates(data, found)
+        _repaired(path.name, found, line_of)
     return data, line_of
 
 
@@ -226,7 +261,7 @@ def head_objects(head: str, limit: int = 20) -> list[dict[str, Any]]:
         raw = raw.strip()
         if raw.startswith("{"):
             try:
-                obj = loads(raw)
+                obj = loads(raw, repaired=[])  # a sniff: the reader notes what it repairs
             except json.JSONDecodeError:
                 continue
             if isinstance(obj, dict):
@@ -272,24 +307,14 @@ def names() -> tuple[str, ...]:
 
 
 def _head(path: Path) -> str:
-    if path.is_dir():
-        raise TranscriptError(path.name, None, f"is a directory, not a transcript file: {path}.",
-                              hint="Pass one file inside it (a .jsonl or .json transcript).")
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(HEAD_CHARS)
-    except FileNotFoundError:
-        raise TranscriptError(path.name, None, f"no such file: {path}.",
-                              hint="Check the path (relative paths start at the working directory).") from None
-    except OSError as err:
-        raise TranscriptError(path.name, None, f"cannot be read: {err.strerror or err} ({path}).",
-                              hint="Pass the path of a transcript file.") from None
+    data = read_regular(path, HEAD_CHARS)  # a FIFO, a device, a socket or a directory: refused unopened
     if data.startswith(b"\x1f\x8b"):
         raise TranscriptError(path.name, None, "a gzip-compressed file, not a transcript.",
                               hint=f"Decompress it first (gunzip {path.name}) and pass the result.")
-    if b"\x00" in data:  # UTF-8 text never holds a NUL byte; UTF-16 and binary files do
+    nul = binary_at(data)  # UTF-16 and binary files; a later NUL line of JSON Lines is the reader's to name
+    if nul is not None:
         raise TranscriptError(path.name, None, f"a binary file, not a transcript (a NUL byte at byte "
-                                               f"{data.index(0) + 1}).", hint=TEXT_HINT)
+                                               f"{nul + 1}).", hint=TEXT_HINT)
     return data.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
@@ -346,13 +371,47 @@ def load(path: str | Path, *, strict: bool = True, format: str | None = None) ->
     """Read a transcript, detecting its format (or using ``format``). Taught in chapter 02.
 
     ``load("before-compaction.jsonl").conversation().messages[0].role`` → ``"user"``.
+
+    Every lone surrogate a reader met (in a line, or in JSON text held in a field) is U+FFFD in
+    what it returns, and said once in ``Transcript.notes`` if the reader did not say it already;
+    strict mode does not raise for it (a declared repair). A path that is not a regular file is
+    refused before it is opened, ``format`` given or not.
     """
     path = Path(path)
+    read_regular(path, 0)
     name = format or detect(path)
     for reader in READERS:
         if reader.NAME == name:
-            return reader.read(path, strict=strict)
+            said: list[tuple[str, str]] = []
+            token = _REPAIRED.set(said)
+            try:
+                with collect_repairs() as nested:
+                    return _with_repairs(reader.read(path, strict=strict), said, nested)
+            finally:
+                _REPAIRED.reset(token)
     raise TranscriptError(path.name, None, f"no reader named {name!r}.", hint=f"Known formats: {', '.join(names())}.")
+
+
+def _with_repairs(transcript: Transcript, said: list[tuple[str, str]], nested: list[Repair]) -> Transcript:
+    """``transcript`` with a note for each repair the reader did not put in its notes already, and for
+    each tool call whose arguments (JSON text kept verbatim) hold a lone surrogate escape: rendering
+    decodes them with :func:`~ctxlab.codec.loads`, which makes it U+FFFD."""
+    have = {*transcript.notes, *(n for c in transcript.conversations for n in c.notes)}
+    fields = {field for field, _ in said}
+    extra = [note for _, note in said if note not in have]
+    extra += [f"{transcript.file}: in JSON text held in a string, {repair_note(field, char)}"
+              for field, _, char in nested if field not in fields]
+    for msg in (m for c in transcript.conversations for m in c.messages):
+        for part in msg.parts:
+            found: list[Repair] = []
+            if isinstance(part, ToolCallPart) and might_hold_surrogates(part.arguments):
+                with contextlib.suppress(ValueError):
+                    loads(part.arguments, repaired=found)
+            where = f"{msg.source.file}:{msg.source.line}" if msg.source else transcript.file
+            extra += [f"{where}: the arguments of tool call {part.id!r} (kept verbatim), "  # type: ignore[union-attr]
+                      f"{repair_note(field, char)} when rendered" for field, _, char in found]
+    extra = list(dict.fromkeys(extra))
+    return dataclasses.replace(transcript, notes=transcript.notes + tuple(extra)) if extra else transcript
 
 
 READERS: tuple[Reader, ...] = _load_readers()

@@ -1,6 +1,11 @@
-"""Detection helpers for :func:`ctxlab.formats.detect`: the whole-document pass and the "unknown format" message.
+"""Detection helpers for :func:`ctxlab.formats.detect`: what kind of file it is, the whole-document pass and
+the "unknown format" message.
 
-Two jobs, both only reached when a cheap first look at the file's first 64 KiB decided nothing:
+First, before anything is read: :func:`read_regular` refuses a path that is not a regular file
+(a FIFO, a device such as ``/dev/zero``, a socket, a directory) before opening it — a FIFO's open
+blocks, ``/dev/zero`` never ends — and :func:`binary_at` tells a binary file (UTF-16, a PNG) from
+a JSON Lines file with a damaged line of NUL bytes. Then two jobs, both only reached when a cheap
+first look at the file's first 64 KiB decided nothing:
 
 * :func:`document` parses a file that is ONE JSON document whole (up to :data:`DOCUMENT_LIMIT`
   bytes), and :func:`value_head` re-serialises the parsed value compactly (long strings and lists
@@ -18,11 +23,13 @@ Plumbing, not a chapter (chapter 02 shows detection).
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
 from ..codec import loads
-from ..errors import UnknownFormatError
+from ..errors import TranscriptError, UnknownFormatError
 
 DOCUMENT_LIMIT = 64 * 1024 * 1024
 """Bytes: a file that is one JSON document is parsed whole for detection up to this size (64 MiB)."""
@@ -72,6 +79,68 @@ _EXPECTS: dict[str, tuple[str, str, frozenset[str], tuple[str, ...]]] = {
 }
 
 
+_NOT_REGULAR = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (a named pipe)"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+_PIPE_HINT = ("ctxlab reads regular files only (a pipe or a device may wait, or never end): save the transcript "
+              "to a file and pass that.")
+
+
+def _unreadable(path: Path, err: OSError) -> TranscriptError:
+    if isinstance(err, FileNotFoundError):
+        return TranscriptError(path.name, None, f"no such file: {path}.",
+                               hint="Check the path (relative paths start at the working directory).")
+    return TranscriptError(path.name, None, f"cannot be read: {err.strerror or err} ({path}).",
+                           hint="Pass the path of a transcript file.")
+
+
+def _refuse(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in _NOT_REGULAR if test(mode)), "not a regular file")
+    hint = "Pass one file inside it (a .jsonl or .json transcript)." if stat.S_ISDIR(mode) else _PIPE_HINT
+    raise TranscriptError(path.name, None, f"is {what}, not a transcript file: {path}.", hint=hint)
+
+
+def read_regular(path: Path, limit: int = -1) -> bytes:
+    """The first ``limit`` bytes of a regular file (all with -1). A path that is not one raises a
+    :class:`~ctxlab.errors.TranscriptError` of one line — ``fifo: is a FIFO (a named pipe), not a
+    transcript file`` — decided by ``os.stat`` before it is opened (opening a FIFO blocks until a
+    writer comes; ``/dev/zero`` never ends), and checked again on the open file (``O_NONBLOCK``, so
+    a FIFO swapped in meanwhile cannot block either). Missing or unreadable files name the path."""
+    try:
+        _refuse(path, os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as err:
+        raise _unreadable(path, err) from None
+    with os.fdopen(fd, "rb") as f:
+        _refuse(path, os.fstat(fd).st_mode)
+        try:
+            return f.read(limit)
+        except OSError as err:
+            raise _unreadable(path, err) from None
+
+
+def binary_at(data: bytes) -> int | None:
+    """The offset of the NUL byte that makes a file whose first bytes are ``data`` a binary file, or
+    ``None``. UTF-8 text never holds a NUL; a file that starts with one, holds one on its first
+    line (UTF-16, most binary formats), is not UTF-8 before it (a PNG signature) or is mostly NULs
+    with no JSON first line is binary. A NUL on a later line of a JSON Lines file whose first line is
+    text is a damaged line instead (a crash can leave zeros): the reader names that line."""
+    nul = data.find(b"\x00")
+    if nul < 0:
+        return None
+    end = data.find(b"\n")
+    if end < 0 or nul < end:
+        return nul
+    try:
+        first = data[:end].decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return nul
+    if data.count(0) * 2 > len(data) and not (first.startswith("{") and first.endswith("}")):
+        return nul
+    return None
+
+
 def document(path: Path, head: str) -> tuple[Any, str | None]:
     """``(value, None)`` when the file is one JSON document, else ``(None, why not)`` (``why`` is
     ``None`` too when the file does not even start like one)."""
@@ -81,11 +150,11 @@ def document(path: Path, head: str) -> tuple[Any, str | None]:
     if size > DOCUMENT_LIMIT:
         return None, f"{_size(size)}, more than the {_size(DOCUMENT_LIMIT)} ctxlab parses whole to detect a format"
     try:
-        text = path.read_bytes().decode("utf-8").lstrip("\ufeff")
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_regular(path).decode("utf-8").lstrip("\ufeff")
+    except (TranscriptError, UnicodeDecodeError) as err:
         return None, f"not UTF-8 text ({type(err).__name__})"
     try:
-        return loads(text), None
+        return loads(text, repaired=[]), None  # detection only: the reader reports what it repairs
     except json.JSONDecodeError as err:
         return None, f"not one JSON document (line {err.lineno}: {err.msg})"
 

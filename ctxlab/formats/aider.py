@@ -237,6 +237,9 @@ class _Section:
             self.model = model.group(1)
             self.first_model = self.first_model or self.model
         usage = report_usage(line)
+        if usage is None and line.startswith("Tokens: "):  # a report aider began but the file cut short
+            self.left[f"'Tokens:' report(s) that could not be read (cut short?), first at {meta['source']}: "
+                      "the reply before it keeps no usage"] += 1
         if usage is not None:
             if self.waiting is None:
                 self.left["usage report(s) with no reply before them (left out)"] += 1

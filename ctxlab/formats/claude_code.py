@@ -49,6 +49,9 @@ from .claude_code_tree import Forks, Links, Threads
 __all__ = ["META_ORIGIN", "NAME", "_parts", "read", "sniff", "usage"]
 
 NAME = "claude-code"
+# the line types Claude Code writes (parsers: claude-code-log models.py, ccusage data-loader.ts); others are counted
+_KNOWN = frozenset({"user", "assistant", "system", "progress", "summary", "custom-title", "ai-title", "attachment",
+                    "file-history-snapshot", "queue-operation"})
 _FOREIGN = {"session": "a session header line (pi or ctxlab)", "message": "a pi message line"}  # type -> what it is
 
 
@@ -76,10 +79,15 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped):
         kind = obj.get("type")
         try:
+            if not isinstance(kind, str):
+                raise bad(file, line, f"every Claude Code line names its type (a string), got {kind!r}", field="type")
             if kind in _FOREIGN and "uuid" not in obj:
                 raise TranscriptError(file, line, f"{_FOREIGN[kind]} in a Claude Code file: the file mixes formats.",
                                       field="type", hint="A transcript holds one agent's lines: split the file, or "
                                                          "load with strict=False to skip this line.")
+            if kind not in _KNOWN and isinstance(obj.get("message"), dict):  # a message under a type never written
+                raise bad(file, line, f"unknown line type {kind!r} on a line that holds a message (Claude Code "
+                                      "writes 'user' and 'assistant' for those)", field="type")
             session_id = session_id or obj.get("sessionId")
             links.see(line, obj)
             if kind in ("user", "assistant") and obj.get("uuid") in copied:
@@ -108,7 +116,9 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 sub = obj.get("subtype") if kind == "system" else (
                     obj["attachment"].get("type") if kind == "attachment" and isinstance(obj.get("attachment"), dict)
                     else None)
-                r.left_out[f"{kind}/{sub}" if sub else str(kind)] += 1
+                key = f"{kind}/{sub}" if sub else str(kind)
+                r.left_out[key] += 1
+                r.first_at.setdefault(key, line)
         except TranscriptError as err:
             if strict:
                 raise
@@ -122,7 +132,8 @@ def _conversation(r: LineReader, path: Path, session_id: str | None, titles: lis
                   threads: Threads, skipped: list[str]) -> Conversation:
     """The items read, with the notes that say what was left out, merged or guessed."""
     notes = list(r.notes)
-    notes += [f"left out {n} '{k}' line(s): UI records, not sent to the model" for k, n in r.left_out.items()]
+    notes += [f"left out {n} '{k}' line(s){f' (first at line {r.first_at[k]})' if k in r.first_at else ''}: UI records, "
+              "not sent to the model" for k, n in r.left_out.items()]
     if r.meta:
         notes.append(f"{r.meta} isMeta user message(s) (local-command caveats, expanded slash commands) read as "
                      f"sent to the model, with origin {META_ORIGIN!r}")

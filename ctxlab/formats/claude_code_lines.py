@@ -166,6 +166,7 @@ class LineReader:
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
         self.pending: dict[str, int] = {}  # thread -> index of a compaction entry awaiting its summary
         self.left_out: Counter[str] = Counter()
+        self.first_at: dict[str, int] = {}  # a kind of line left out -> the first line it was seen on
         self.meta = 0  # isMeta / isVisibleInTranscriptOnly user lines read as sent
         self.agent_lines: Counter[str] = Counter()  # sub-agent thread -> messages read from progress copies
 
@@ -252,6 +253,7 @@ class LineReader:
         if data.get("type") != "agent_progress" or not isinstance(inner, dict) or inner.get("type") not in (
                 "user", "assistant"):
             self.left_out[f"progress/{data.get('type')}"] += 1
+            self.first_at.setdefault(f"progress/{data.get('type')}", line)
             return
         agent = data.get("agentId")
         if not isinstance(agent, str) or not agent:

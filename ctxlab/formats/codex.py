@@ -156,6 +156,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     system: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
     left_out: Counter[str] = Counter()
+    first_at: dict[str, int] = {}  # a kind of line left out by its type -> the first line it was seen on
     last_total: dict[str, Any] | None = None  # the newest cumulative total_token_usage
     tokens_before: int | None = None  # total_tokens of the newest call: the context size then
     compaction: int | None = None  # index in reader.items of the newest compaction entry
@@ -227,7 +228,9 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 if sub == "thread_rolled_back":
                     notes.append(f"line {line}: the user rolled back {payload.get('num_turns')} turn(s): Codex drops "
                                  "them from the history from here on; ctxlab keeps every message in line order")
-                left_out[f"event_msg/{sub}" if kind == "event_msg" else str(kind)] += 1
+                key = f"event_msg/{sub}" if kind == "event_msg" else str(kind)
+                left_out[key] += 1
+                first_at.setdefault(key, line)
         except TranscriptError as err:
             if strict:
                 raise
@@ -241,7 +244,8 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if prompts:
         notes.append(f"{prompts} user prompt(s) read from event_msg/user_message lines: no response item holds them")
     notes += item_notes(rows)
-    notes += [f"left out {n} '{k}' line(s): not part of the model's context" for k, n in left_out.items()]
+    notes += [f"left out {n} '{k}' line(s){f' (first at line {first_at[k]})' if k in first_at else ''}: "
+              "not part of the model's context" for k, n in left_out.items()]
     conv = reader.conversation(tools=tools, instructions=system, extra_notes=skipped + notes)
     return Transcript(format=NAME, file=file, conversations=(conv,), notes=tuple(skipped))
 

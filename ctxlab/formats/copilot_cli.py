@@ -88,6 +88,7 @@ class _Reader:
         self.by_user: set[str] = set()
         self.answered: set[str] = set()
         self.left_out: Counter[str] = Counter()
+        self.first_unknown: dict[str, int] = {}  # an event type this reader does not know -> its first line
         self.head_tokens: int | None = None
         self.notes: list[str] = []
 
@@ -181,6 +182,8 @@ class _Reader:
         else:
             why = "ephemeral" if ev.ephemeral else ("not part of the model's context" if kind in E.BOOKKEEPING
                                                     else "a type this reader does not know")
+            if why.startswith("a type"):  # say where, so a misspelt type can be found
+                why += f" (first at line {self.first_unknown.setdefault(kind, line)})"
             self.left_out[f"'{kind}' event(s) left out: {why}"] += 1
 
     def assistant(self, a: E.Assistant, meta: dict[str, Any]) -> None:

@@ -158,6 +158,7 @@ def to_items(slots: list[str | Entry], recs: dict[str, tuple[Record, int]], file
     answered: set[str] = set()  # call ids whose result is already a tool message
     model: str | None = None
     last_total: int | None = None  # the newest call's total tokens: a compaction's tokens_before
+    first_unknown: dict[str, int] = {}  # a record type ctxlab does not know -> its first line
     for slot in slots:
         if isinstance(slot, Entry):
             items.append(Entry(slot.kind, slot.id, {**slot.data, "tokens_before": last_total}, source=slot.source))
@@ -215,6 +216,7 @@ def to_items(slots: list[str | Entry], recs: dict[str, tuple[Record, int]], file
             items.append(Message("user", tuple(_part(p, left) for p in raw), rec.id,
                                  origin="system" if made else None, **meta))
         else:
-            what = "UI messages Gemini CLI never sends" if rec.type in UI_TYPES else "of an unknown type"
+            what = "UI messages Gemini CLI never sends" if rec.type in UI_TYPES else \
+                f"of an unknown type (first at line {first_unknown.setdefault(rec.type, line)})"
             left[f"'{rec.type}' record(s): {what}: left out"] += 1
     return items

@@ -180,6 +180,7 @@ class _Reader:
         self.notes: list[str] = []
         self.counts: Counter[str] = Counter()  # what was simplified, by kind
         self.left_out: Counter[str] = Counter()  # events never sent, by kind
+        self.first_unknown: dict[str, int] = {}  # a kind ctxlab does not know -> its first line
         self.events_of: dict[str, set[str]] = {}  # message id -> the event ids it was made from
         self.calls: set[str] = set()
         self.answered: set[str] = set()
@@ -271,7 +272,9 @@ class _Reader:
             if kind == "LLMCompletionLogEvent":
                 self.usage.completion_log(obj, line=line)
             key = f" ({obj.get('key')})" if kind == "ConversationStateUpdateEvent" else ""
-            self.left_out[kind + key + ("" if kind in KINDS else " (a kind ctxlab does not know)")] += 1
+            unknown = "" if kind in KINDS else \
+                f" (a kind ctxlab does not know, first at line {self.first_unknown.setdefault(kind, line)})"
+            self.left_out[kind + key + unknown] += 1
 
     def result(self, msg: Message, event_id: str) -> None:
         cid = msg.tool_call_id or ""

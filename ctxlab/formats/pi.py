@@ -86,6 +86,10 @@ class _SessionInfo(_Line):
     name: str | None = None
 
 
+_KINDS = frozenset({"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary",
+                    "custom_message", "session_info", "custom", "label"})  # session-manager.ts entry types
+
+
 def sniff(path: Path, head: str) -> bool:
     """A pi ``session`` header (with ``cwd`` or ``version``) first, or a headerless ``message`` line."""
     objs = head_objects(head, 5)
@@ -161,9 +165,15 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     kept: list[tuple[int, str]] = []  # (entry index or path position, message id), in order
     position: dict[str, int] = {}  # entry id -> path position (tree layout)
     left_out: Counter[str] = Counter()
+    first_at: dict[str, int] = {}  # kind left out -> the first line it was seen on
     for pos, (line, index, obj) in enumerate(rows):
         kind, key = obj.get("type"), (pos if tree else index)
         try:
+            if not isinstance(kind, str):
+                raise bad(file, line, f"every pi entry names its type (a string), got {kind!r}", field="type")
+            if kind not in _KINDS and isinstance(obj.get("message"), dict):  # a message under a type pi never wrote
+                raise bad(file, line, f"unknown entry type {kind!r} on an entry that holds a message "
+                                      f"(pi writes {', '.join(sorted(_KINDS))})", field="type")
             base = check(_Line, obj, file=file, line=line)
             item_id = base.id if tree and base.id else f"{conv_id}:{index}"
             position[item_id] = key
@@ -210,6 +220,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                              base.timestamp, source=src)
             else:
                 left_out[str(kind)] += 1
+                first_at.setdefault(str(kind), line)
                 continue
         except TranscriptError as err:
             if strict:
@@ -230,7 +241,8 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if repeated:
         notes.append(f"{len(repeated)} assistant message(s) repeat an earlier responseId ({', '.join(repeated[:5])}): "
                      "kept without it, each pi message entry being its own call")
-    notes += [f"left out {n} '{k}' line(s): not part of the model's context" for k, n in left_out.items()]
+    notes += [f"left out {n} '{k}' line(s){f' (first at line {first_at[k]})' if k in first_at else ''}: "
+              "not part of the model's context" for k, n in left_out.items()]
     errored = sum(1 for m in items if isinstance(m, Message) and m.stop_reason in ("error", "aborted"))
     if errored:
         notes.append(f"{errored} errored or aborted assistant turn(s) kept as recorded; pi-ai's transformMessages "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from ..safe_text import shown
 from ._plots import figure
 
 if TYPE_CHECKING:
@@ -31,8 +32,8 @@ def ledger_figure(ledger: "Ledger", title: str | None = None, *, height: int = 3
     """The figure for ``ledger``: three bar traces and a ``cumulative cost`` line (and ``overflow`` markers)."""
     rows = ledger.rows
     x = list(range(1, len(rows) + 1))
-    labels = [f"{r.thread} #{r.call}" for r in rows]
-    fig = figure(title if title is not None else (ledger.title or "Prompt tokens per model call"), height=height,
+    labels = [f"{shown(r.thread)} #{r.call}" for r in rows]  # thread names and notes come from the file: escaped
+    fig = figure(title if title is not None else (shown(ledger.title) or "Prompt tokens per model call"), height=height,
                  barmode="stack", bargap=0.1 if len(rows) < 60 else 0,
                  xaxis=dict(title="model call"), yaxis=dict(title="prompt tokens"),
                  yaxis2=dict(title="cumulative cost (USD)", overlaying="y", side="right", showgrid=False,
@@ -53,5 +54,6 @@ def ledger_figure(ledger: "Ledger", title: str | None = None, *, height: int = 3
     if over:
         fig.add_trace(go.Scatter(x=[i for i, _ in over], y=[r.total_input_tokens for _, r in over], name="overflow",
                                  mode="markers", marker=dict(symbol="x", size=9, color=LEDGER_COLOURS["overflow"]),
-                                 customdata=[r.note for _, r in over], hovertemplate="%{customdata}<extra></extra>"))
+                                 customdata=[shown(r.note) for _, r in over],
+                                 hovertemplate="%{customdata}<extra></extra>"))
     return fig

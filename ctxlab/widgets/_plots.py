@@ -20,6 +20,8 @@ from typing import Sequence
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from ..safe_text import shown
+
 FONT = "Helvetica, Arial, sans-serif"
 # What a colour means, the same in every chapter.
 COLOURS = {
@@ -75,8 +77,9 @@ def show_in(output: object, fig: go.Figure) -> None:
 
 
 def error_html(what: str, error: str) -> str:
-    """A widget's label when it cannot compute: ``what`` in bold, then the error, in red (escaped)."""
-    return f"<span style='color:#c62828'><b>{what}:</b> {html.escape(error)}</span>"
+    """A widget's label when it cannot compute: ``what`` in bold, then the error, in red (keys masked,
+    control characters and HTML escaped: errors quote the file)."""
+    return f"<span style='color:#c62828'><b>{what}:</b> {shown(error, html=True)}</span>"
 
 
 def html_bar(segments: Sequence[tuple[str, int, str]], total: int | None = None, *, height_px: int = 26) -> str:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..messages import Conversation
+from ..safe_text import shown
 from ._plots import COLOURS, figure, show_in
 
 CACHE_TTL_S = 300  # Anthropic's default prompt-cache lifetime, refreshed on every use
@@ -395,10 +396,11 @@ class TranscriptUpload:
             self.conversation, self.error = None, f"{type(err).__name__}: {err}"
         if self.conversation is not None:
             c = self.conversation
-            self.status.value = (f"loaded <b>{self.path.name}</b>: {len(c.messages):,} messages; "
+            self.status.value = (f"loaded <b>{shown(self.path.name, html=True)}</b>: {len(c.messages):,} messages; "
                                  f"set <code>TRANSCRIPT = upload.path</code> to use it in the chapters")
         else:
-            self.status.value = f"<span style='color:#c62828'>could not read {self.path.name}: {self.error}</span>"
+            self.status.value = (f"<span style='color:#c62828'>could not read {shown(self.path.name, html=True)}: "
+                                 f"{shown(self.error, html=True)}</span>")  # the error quotes the file
         return self.conversation
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -19,13 +19,13 @@ rule are left out of the comparison.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 from ..messages import Conversation, TextPart, ToolCallPart
+from ..safe_text import safe_html
 from ..tokens import COUNTER_NAMES, EstimateRow, TiktokenCounter, compare_estimates, get_counter
 from ._plots import ESTIMATOR_COLOURS, figure
 
@@ -88,7 +88,8 @@ def xray(text: str, encoding: str = "o200k_base", limit: int = MAX_CHIPS) -> Xra
 
 
 def _chip_html(piece: str, n: int, i: int) -> str:
-    shown = html.escape(piece).replace(" ", "&middot;").replace("\n", "&#8629;<br>").replace("\t", "&rarr;")
+    # ESC, CR, U+202E ... shown as escapes (the file's text can hold them); spaces, newlines and tabs drawn
+    shown = safe_html(piece, multiline=True).replace(" ", "&middot;").replace("\n", "&#8629;<br>").replace("\t", "&rarr;")
     border = "border:1px dashed #888;" if n > 1 else ""
     title = f"{n} tokens (one character split over tokens)" if n > 1 else "1 token"
     return (f"<span title='{title}' style='background:{CHIP_COLOURS[i % len(CHIP_COLOURS)]};{border}"

@@ -32,6 +32,7 @@ from ..context import BudgetPolicy, Context, build_context
 from ..messages import Entry, Message, Transcript
 from ..profiles import ModelProfile, profile_for
 from ..redact import redact
+from ..safe_text import safe_text, shown
 from ..session import Session
 from ..tokens import MessageMeter
 
@@ -113,11 +114,12 @@ def fork_points(session: Session, leaf_id: str | None = None) -> list[str]:
 
 def _label(item: Any, width: int = 60) -> str:
     if isinstance(item, Entry):
-        return f"[{item.kind}]"
-    text = redact(item.text).replace("\n", " ").strip()  # a preview: keys masked (ctxlab.redact)
+        return f"[{safe_text(item.kind)}]"
+    text = item.text.replace("\n", " ").strip()
     if not text and item.tool_calls:
         text = "calls " + ", ".join(c.name for c in item.tool_calls)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    text = redact(text)  # a preview: keys masked (ctxlab.redact), cut, then control characters escaped
+    return safe_text(text if len(text) <= width else text[: width - 1] + "…")
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,7 @@ class BranchWidget:
         self._render()
 
     def _options(self) -> list[tuple[str, str]]:
-        return [(f"{leaf}: {_label(self.session[leaf], 40)}", leaf) for leaf in self.session.leaves()]
+        return [(f"{shown(leaf)}: {_label(self.session[leaf], 40)}", leaf) for leaf in self.session.leaves()]
 
     def refresh(self) -> None:
         """Re-read the leaves after an append or a fork (the dropdown lists them again)."""
@@ -228,11 +230,11 @@ class BranchWidget:
             own = k >= s.shared
             role = item.role if isinstance(item, Message) else "entry"
             style = "background:#fff2b3" if own else ""
-            rows.append(f"<tr style='{style}'><td>{k + 1}</td><td>{html.escape(item.id)}</td><td>{role}</td>"
+            rows.append(f"<tr style='{style}'><td>{k + 1}</td><td>{shown(item.id, html=True)}</td><td>{html.escape(role)}</td>"
                         f"<td>{html.escape(_label(item))}</td></tr>")
         self.view.value = (
             f"<div>path: <b>{s.path_items:,}</b> items ({s.path_messages:,} messages); "
-            f"shared with branch {html.escape(self.base)}: <b>{s.shared:,}</b>; "
+            f"shared with branch {shown(self.base, html=True)}: <b>{s.shared:,}</b>; "
             f"context: <b>{s.context_messages:,}</b> messages, "
             f"<b>{s.context_tokens:,}</b> tokens ({s.dropped_units:,} units dropped)</div>"
             f"<table style='font-size:12px'><tr><th>#</th><th>id</th><th>role</th><th>text</th></tr>{''.join(rows)}</table>"

@@ -17,7 +17,6 @@ being incremental, regroups nothing either: a move only walks the units again (`
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
@@ -27,6 +26,7 @@ from ..errors import BudgetError, CtxlabError
 from ..interactions import Granularity, group_units
 from ..messages import Conversation, Message
 from ..profiles import ModelProfile, profile_for
+from ..safe_text import safe_text, shown
 from ..tokens import MessageMeter
 from ._plots import COLOURS, figure, html_bar, html_units
 
@@ -221,7 +221,8 @@ class BudgetWidget:
         self._meters: dict[str, MessageMeter] = {}  # profile name -> its meter (counts cached per message)
         self._switching = False
         first = next(iter(self.profiles))
-        self.profile = W.Dropdown(options=list(self.profiles), value=first, description="profile")
+        self.profile = W.Dropdown(options=[(safe_text(n), n) for n in self.profiles], value=first,  # names: the file's model
+                                  description="profile")
         lo, hi = self.bounds(first)
         self.budget = W.IntSlider(value=min(max(budget or hi, lo), hi), min=lo, max=hi, step=step,
                                   description="budget", continuous_update=False, readout_format=",",
@@ -300,9 +301,9 @@ class BudgetWidget:
         s = self.state
         if s.error:
             self.label.value = (f"<span style='color:#c62828'><b>no context under {s.budget:,} tokens:</b> "
-                                f"{html.escape(s.error)}</span>")
+                                f"{shown(s.error, html=True)}</span>")
         else:
-            self.label.value = (f"<b>{s.profile}</b>, budget {s.budget:,}: kept <b>{s.kept_units + s.pinned_units:,}</b> of "
+            self.label.value = (f"<b>{shown(s.profile, html=True)}</b>, budget {s.budget:,}: kept <b>{s.kept_units + s.pinned_units:,}</b> of "
                                 f"{s.units:,} units ({s.kept_messages:,} messages), dropped <b>{s.dropped_units:,}</b>")
         b = s.breakdown
         self.bar.value = html_bar([("tools", b["tools"], COLOURS["tools"]), ("system", b["system"], COLOURS["system"]),

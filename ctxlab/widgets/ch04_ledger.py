@@ -21,7 +21,6 @@ settings), so going back to a setting is instant; a new setting replays the whol
 from __future__ import annotations
 
 import csv
-import html
 import math
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -36,6 +35,7 @@ from ..messages import Conversation, Entry
 from ..profiles import profile_for
 from ..render import prefix_diff
 from ..replay import ReplayResult, model_calls, replay
+from ..safe_text import safe_html, shown
 from ._plots import error_html, show_in
 
 # ---- the texts' three calls ------------------------------------------------------------------------
@@ -641,16 +641,16 @@ class LedgerWidget:
         else:
             cost = "unpriced" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
             vendor = profile_for(s.model).provider if s.model != "as recorded" else s.provider
-            what_if = (f" <i>(a what-if: {html.escape(s.model)} is not served under {s.provider}'s rules)</i>"
+            what_if = (f" <i>(a what-if: {shown(s.model, html=True)} is not served under {s.provider}'s rules)</i>"
                        if vendor in PROVIDERS and vendor != s.provider else "")
-            self.label.value = (f"<b>{s.strategy}</b> under {s.provider}'s cache rules, model {html.escape(s.model)}, "
+            self.label.value = (f"<b>{s.strategy}</b> under {s.provider}'s cache rules, model {shown(s.model, html=True)}, "
                                 f"window {s.window:,}: {s.calls} calls, cost <b>{cost}</b>, hit rate "
                                 f"<b>{100 * s.hit_rate:.1f}%</b> (token-weighted), {s.overflow_calls} over the window, "
                                 f"{s.dropped_calls} dropped history{what_if}")
             result = self.result(**self.settings())
             show_in(self.plot, result.ledger.figure(f"{s.strategy} · {s.provider} rules · window {s.window:,}"))
             self.table.value = ("<pre style='max-height:260px;overflow:auto;font-size:11px'>"
-                                + html.escape(text_table(call_rows(s), ROW_COLUMNS)) + "</pre>")
+                                + safe_html(text_table(call_rows(s), ROW_COLUMNS), multiline=True) + "</pre>")
         self._render_diff()
 
     def _render_diff(self) -> None:
@@ -659,11 +659,11 @@ class LedgerWidget:
             self.diff_view.value = ""
             return
         where = "nothing differs: the request only appends" if d.index is None else \
-            f"first differing block: #{d.index} ({html.escape(d.old_block)} → {html.escape(d.new_block)})"
+            f"first differing block: #{d.index} ({shown(d.old_block, html=True)} → {shown(d.new_block, html=True)})"
         self.diff_view.value = (f"<b>prefix diff, call {d.call} against call {d.previous}</b>: "
-                                f"{html.escape(d.reason)}; {where}; {d.shared_tokens:,} tokens shared.<br>"
+                                f"{shown(d.reason, html=True)}; {where}; {d.shared_tokens:,} tokens shared.<br>"
                                 f"cache: read {d.cache_read_tokens:,}, wrote {d.cache_write_tokens:,} — "
-                                f"{html.escape(d.cache_reason)}")
+                                f"{shown(d.cache_reason, html=True)}")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs)

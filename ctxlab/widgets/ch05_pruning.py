@@ -25,7 +25,6 @@ shrinks at every call, which is exactly what breaks the cache.
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +34,7 @@ from ..context import BudgetPolicy, build_context
 from ..facts import Fact, load_facts
 from ..messages import Conversation, Message
 from ..paging import DEFAULT_ACTIONS, REASONS, PageStore, PagingPolicy, execute_read_page, page_lines, page_message
-from ..redact import redact
+from ..safe_text import shown
 from ..pruning import (DEFAULT_MARKER, ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message,
                        prune_text, text_tokens)
 from ..profiles import ModelProfile
@@ -91,8 +90,9 @@ def chinese_tool_result(conversation: Conversation) -> Message | None:
 # ---- pruning one text to a head and a tail budget ---------------------------------------------------
 
 def _shown(text: str) -> str:
-    """Tool output as HTML, with anything that looks like an API key masked (display only)."""
-    return html.escape(redact(text))
+    """Tool output as HTML: anything that looks like an API key masked, then control, bidi and invisible
+    characters escaped (``\\n`` and ``\\t`` kept), then HTML-escaped (display only)."""
+    return shown(text, multiline=True, html=True)
 
 
 @dataclass(frozen=True)
@@ -647,20 +647,20 @@ class PruneWidget:
         s, v = self.state, self.state.view
         pre = "<pre style='white-space:pre-wrap;max-height:320px;overflow:auto;font-size:11px;margin:0'>"
         if v.error:
-            self.label.value = f"<span style='color:#c62828'><b>cannot prune:</b> {html.escape(v.error)}</span>"
+            self.label.value = f"<span style='color:#c62828'><b>cannot prune:</b> {shown(v.error, html=True)}</span>"
             self.pruned_view.value = ""
         else:
-            self.label.value = (f"<b>{html.escape(self.msg.id)}</b> ({html.escape(self.msg.tool_name or 'tool')}): "
+            self.label.value = (f"<b>{shown(self.msg.id, html=True)}</b> ({shown(self.msg.tool_name or 'tool', html=True)}): "
                                 f"{v.original_tokens:,} tokens, {v.lines:,} lines. Pruned: head "
                                 f"<b>{v.head_tokens:,}</b>"
                                 f" + marker + tail <b>{v.tail_tokens:,}</b> = <b>{v.total_tokens:,}</b> tokens "
                                 f"(budget {v.budget:,}); {v.omitted_tokens:,} omitted for good; "
                                 f"{v.lines_whole:,} of {v.lines:,} lines still whole.")
-            marker = f"<span style='background:#fde2e1;color:#c62828'>{html.escape(v.marker)}</span>"
+            marker = f"<span style='background:#fde2e1;color:#c62828'>{shown(v.marker, multiline=True, html=True)}</span>"
             body = _shown(v.head) + marker + _shown(v.tail) if v.marker else _shown(v.text)
             self.pruned_view.value = f"<div style='padding-right:6px'><b>pruned</b>{pre}{body}</pre></div>"
-        shown = self.paged(v.head_budget, v.tail_budget)[0].text
-        body = _shown(shown).replace(f"page {s.handle}",
+        paged_text = self.paged(v.head_budget, v.tail_budget)[0].text
+        body = _shown(paged_text).replace(f"page {s.handle}",
                                           f"<span style='background:#dbe9f6'>page {s.handle}</span>")
         self.paged_view.value = (f"<div style='padding-left:6px'><b>paged</b> ({s.page_tokens:,} tokens, "
                                  f"handle <code>{s.handle}</code>){pre}{body}</pre></div>")

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import csv
 import datetime
-import html
 import math
 import time
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from ..facts import Fact, FactReport, fact_retention
 from ..messages import Conversation, Message, assistant, user
 from ..profiles import profile_for
 from ..replay import ReplayResult, model_calls, replay
+from ..safe_text import shown
 from ..summary import BudgetedSummaryStrategy, PlacementRow, Summary
 from ..tokens import MessageMeter
 from ..workbook import DATA
@@ -499,15 +499,15 @@ class SummaryWidget:
                             f"{100 * s.hit_rate:.1f}%, cost {cost}.")
         sections = ", ".join(f"{name} {n}" for name, n in s.sections)
         self.summary_view.value = (f"<div style='padding-right:6px'><b>summary</b> "
-                                   f"({html.escape(sections) or 'none'})<pre style='white-space:pre-wrap;"
+                                   f"({shown(sections, html=True) or 'none'})<pre style='white-space:pre-wrap;"
                                    f"max-height:360px;overflow:auto;font-size:11px'>"
-                                   f"{html.escape(s.summary)}</pre></div>")
+                                   f"{shown(s.summary, multiline=True, html=True)}</pre></div>")
         status = {**{f: "visible" for f in s.visible}, **{f: "in summary" for f in s.in_summary},
                   **{f: "via page" for f in s.paged}, **{f: "lost" for f in s.lost}}
         colour = {"visible": "#2e7d32", "in summary": "#1565c0", "via page": "#f28e2b", "lost": "#c62828"}
-        rows = "".join(f"<tr style='color:{colour[status[f.id]]}'><td>{f.id}</td>"
+        rows = "".join(f"<tr style='color:{colour[status[f.id]]}'><td>{shown(f.id, html=True)}</td>"
                        f"<td style='white-space:nowrap'>{status[f.id]}</td>"
-                       f"<td>{html.escape(f.text[:60])}</td></tr>" for f in self.facts if f.id in status)
+                       f"<td>{shown(f.text[:60], html=True)}</td></tr>" for f in self.facts if f.id in status)
         self.facts_view.value = (f"<div style='padding-left:6px;font-size:11px'>"
                                  f"<b>facts known at the last call</b><table>{rows}</table></div>")
 

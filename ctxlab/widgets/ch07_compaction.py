@@ -39,6 +39,7 @@ from ..messages import Conversation, ToolSpec, assistant, tool_result, user
 from ..profiles import ModelProfile, profile_for, with_window
 from ..render import prefix_diff
 from ..replay import ReplayResult, model_calls, replay
+from ..safe_text import safe_html, shown
 from ..strategies import Call, compacted_view, get_strategy, whole_context
 from ..summary import RuleBasedSummarizer
 from ..tokens import MessageMeter
@@ -219,7 +220,7 @@ def state_row(s: SawtoothState) -> tuple[Any, ...]:
 def sawtooth_summary(state: SawtoothState) -> str:
     """One line: the policy, compactions, peak, rewrites, and the cost with the summary calls' share. Chapter 07."""
     if state.error:
-        return f"trigger {state.trigger_ratio:.0%}, target {state.target_ratio:.0%}: {state.error}"
+        return f"trigger {state.trigger_ratio:.0%}, target {state.target_ratio:.0%}: {shown(state.error)}"
     cost = "unpriced" if state.cost_usd is None else f"${state.cost_usd:,.4f}"
     return (f"window {state.window:,}, trigger {state.trigger_ratio:.0%} ({state.trigger_ratio * state.window:,.0f}), "
             f"target {state.target_ratio:.0%} ({state.target_ratio * state.window:,.0f}): "
@@ -701,9 +702,10 @@ class SawtoothWidget:
             self.plot.outputs = ()
             self.table.value = ""
             return
-        self.label.value = html.escape(sawtooth_summary(s))
+        self.label.value = html.escape(sawtooth_summary(s))  # numbers; an error is escaped by sawtooth_summary
         show_in(self.plot, sawtooth_figure(s))
-        self.table.value = ("<pre style='font-size:11px'>" + html.escape(text_table(sawtooth_rows(s), SAWTOOTH_COLUMNS))
+        self.table.value = ("<pre style='font-size:11px'>" + safe_html(text_table(sawtooth_rows(s), SAWTOOTH_COLUMNS),
+                                                                       multiline=True)
                             + "</pre>")
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -22,7 +22,6 @@ Simplified on purpose: the widget computes a window's leaderboard on its first v
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 import time
@@ -37,6 +36,7 @@ from ..loop import ContextManager
 from ..messages import Conversation, ToolSpec
 from ..profiles import profile_for, with_window
 from ..replay import ReplayResult, replay
+from ..safe_text import safe_html, shown
 from ..session import Session
 from ._plots import COLOURS, figure, show_in
 from .ch07_compaction import PolicyRow, compaction_window, policy_name, prefix_rewrites
@@ -409,21 +409,21 @@ class LeaderboardWidget:
         r = s.selected
         if r is None or r.error:
             why = r.error if r is not None else "not in this leaderboard"
-            self.label.value = (f"<b>{html.escape(s.strategy)}</b> at window {s.window:,}: "
-                                f"<span style='color:#c62828'>{html.escape(why)}</span>")
+            self.label.value = (f"<b>{shown(s.strategy, html=True)}</b> at window {s.window:,}: "
+                                f"<span style='color:#c62828'>{shown(why, html=True)}</span>")
             self.ledger.outputs = ()
         else:
             cost = "unpriced" if r.cost_usd is None else f"${r.cost_usd:,.4f}"
             where = (f"rank <b>{s.rank}</b> of the strategies that stayed inside the window" if s.rank else
                      f"<span style='color:#c62828'>{r.overflows} calls over the window</span>")
             facts = f", facts kept {r.facts_kept} (worst call {r.facts_kept_min})" if r.facts_kept is not None else ""
-            self.label.value = (f"<b>{html.escape(s.strategy)}</b> at window {s.window:,}: cost <b>{cost}</b>, "
+            self.label.value = (f"<b>{shown(s.strategy, html=True)}</b> at window {s.window:,}: cost <b>{cost}</b>, "
                                 f"hit rate {100 * (r.hit_rate or 0):.1f}%, {r.compactions} compactions, "
                                 f"{s.rewrites} prefix rewrites, largest context {s.max_context:,}{facts} — {where}")
             show_in(self.ledger, self.board(s.window).results[s.strategy].ledger.figure(
                 f"{s.strategy} · window {s.window:,}"))
         show_in(self.bars, leaderboard_figure(s.rows, f"Leaderboard · window {s.window:,}", highlight=s.strategy))
-        self.table.value = "<pre style='font-size:11px'>" + html.escape(format_rows(s.rows)) + "</pre>"
+        self.table.value = "<pre style='font-size:11px'>" + safe_html(format_rows(s.rows), multiline=True) + "</pre>"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs)
