@@ -211,7 +211,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
-    rep = inspect_report(transcript, args.conversation)
+    from .cli_replay import conversation_index
+
+    rep = inspect_report(transcript, conversation_index(transcript, args.conversation))
     if args.json:
         print(safe_json(rep))  # keys masked in what is shown, not counted; control characters as \uNNNN
     else:
@@ -237,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,replay,doctor}")
     ins = sub.add_parser("inspect", help="report a transcript's conversations, messages, orphans and tokens")
     ins.add_argument("file", help="a transcript: pi, Claude Code, OpenAI chat, SWE-agent, tau-bench, ctxlab session ...")
-    ins.add_argument("--conversation", "-c", type=int, metavar="N", help="report conversation N only (0-based)")
+    ins.add_argument("--conversation", "-c", metavar="N", help="report conversation N only (0-based index, or its id)")
     ins.add_argument("--json", action="store_true", help="print one JSON object")
     mode = ins.add_mutually_exclusive_group()
     mode.add_argument("--strict", dest="strict", action="store_true", default=True,

@@ -93,7 +93,7 @@ def _finite(token: str) -> float:
     return value
 
 
-def loads(text: str, *, allow_nan: bool = True, repaired: list[Repair] | None = None) -> Any:
+def loads(text: str | bytes, *, allow_nan: bool = True, repaired: list[Repair] | None = None) -> Any:
     """``json.loads``, made safe for hostile input: ``loads("[" * 100_000 + "]" * 100_000)`` raises a
     ``json.JSONDecodeError`` ("nested 100,000 levels deep ...") at the deepest bracket instead of
     Python's ``RecursionError`` (its parser recurses once per level, up to ``sys.getrecursionlimit()``).
@@ -105,8 +105,11 @@ def loads(text: str, *, allow_nan: bool = True, repaired: list[Repair] | None = 
     A lone surrogate (``loads('{"a": "x\\ud800"}')`` → ``{"a": "x\\ufffd"}``) is replaced with
     U+FFFD, never raised: each replacement is appended to ``repaired`` as a :data:`Repair`, or,
     with ``repaired=None``, to the list of the enclosing :func:`collect_repairs` block (if any).
-    Chapter 02.
+    Bytes are decoded as UTF-8, strictly (a ``UnicodeDecodeError`` for bytes that are not). Chapter 02.
     """
+    decoded = isinstance(text, (bytes, bytearray))
+    if decoded:
+        text = bytes(text).decode("utf-8")
     try:
         if allow_nan:
             value = json.loads(text)
@@ -114,7 +117,7 @@ def loads(text: str, *, allow_nan: bool = True, repaired: list[Repair] | None = 
             value = json.loads(text, parse_constant=_no_nan, parse_float=_finite)
     except RecursionError:
         raise too_deep(text) from None
-    if not isinstance(text, str) or might_hold_surrogates(text):
+    if might_hold_surrogates(text, decoded=decoded):  # type: ignore[arg-type]
         found: list[Repair] = []
         value = repair_surrogates(value, found)
         into = repaired if repaired is not None else _COLLECTED.get()
@@ -131,14 +134,30 @@ Repair = tuple[str, Any, str]
 surrogate replaced there, spelled ``"\\ud800"``."""
 
 _LONE = re.compile("[\ud800-\udfff]")
-_MAY_HOLD = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")  # an escape that may decode to one, or one
+_ESCAPE = re.compile(r"\\u[dD]([89a-fA-F])")  # the start of a \\uD800-\\uDFFF escape (or of letters after "\\\\")
 _COLLECTED: contextvars.ContextVar[list[Repair] | None] = contextvars.ContextVar("ctxlab_repairs", default=None)
 
 
-def might_hold_surrogates(text: str) -> bool:
-    """Whether a JSON text may decode to a lone surrogate: it holds one, or a ``\\uD800``-``\\uDFFF`` escape
-    (a valid pair such as ``\\ud83d\\ude00`` says yes too: only a walk of the value can tell)."""
-    return _MAY_HOLD.search(text) is not None
+def might_hold_surrogates(text: str, *, decoded: bool = False) -> bool:
+    """Whether a JSON text decodes to a lone surrogate: it holds one, or a ``\\uD800``-``\\uDFFF``
+    escape that is not half of a pair (``\\ud83d\\ude00`` is one character, U+1F600; ``"\\\\ud800"``
+    is an escaped backslash and letters). One regular-expression scan; a Python step per surrogate
+    escape found. ``decoded=True``: the text was decoded from UTF-8 strictly, so holds none itself."""
+    if not decoded and not text.isascii() and _LONE.search(text):
+        return True
+    low_at = -1  # where the low half of the last pair starts
+    for m in _ESCAPE.finditer(text):
+        at = back = m.start()
+        while back and text[back - 1] == "\\":
+            back -= 1
+        if (at - back) % 2 or at == low_at:  # an escaped backslash and letters; a pair's low half
+            continue
+        low = text[at + 6:at + 10]
+        if m.group(1) in "89abAB" and low[:3] in ("\\ud", "\\uD") and low[3:] in tuple("cdefCDEF"):
+            low_at = at + 6
+            continue
+        return True
+    return False
 
 
 def repair_surrogates(value: Any, found: list[Repair], at: str = "") -> Any:
@@ -174,7 +193,7 @@ def repair_surrogates(value: Any, found: list[Repair], at: str = "") -> Any:
             continue
         later = []
         for k, v in children:
-            field = f"{path}[{k}]" if isinstance(k, int) and isinstance(node, list) else (f"{path}.{k}" if path else str(k))
+            field = f"{path}[{k}]" if isinstance(node, list) else (f"{path}.{k}" if path else str(k))
             if isinstance(v, str):
                 if _LONE.search(v):
                     node[k] = fix(v, field, owner)

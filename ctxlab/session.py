@@ -96,7 +96,7 @@ def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
         try:
             if b"\x00" in raw:
                 raise ValueError(f"{raw.count(0):,} NUL byte(s) (a crash or a disk fault left zeros)")
-            decoded.append(loads(raw.decode("utf-8"), allow_nan=False, repaired=found))  # NaN: dumps never writes it
+            decoded.append(loads(raw, allow_nan=False, repaired=found))  # NaN: dumps never writes it
             warnings += [f"{name}:{n}: {repair_note(field, char)}" for field, _, char in found]
         except UnicodeDecodeError as exc:
             decoded.append(_LineProblem(n, f"not valid UTF-8 (byte {exc.start + 1})"))

@@ -10,7 +10,7 @@ One row per file; a file with several conversations is summed over them:
     format                           what ctxlab.formats.detect names it
     conversations, messages          as read
     tool_calls, tool_results         tool calls the assistant messages make; tool messages
-    usage_calls                      assistant messages with recorded usage (model calls)
+    usage_calls                      model calls whose recorded usage gives the prompt (input tokens > 0)
     recorded_input_tokens            the sum of those calls' recorded prompts (every cache bucket)
     model                            the first conversation's model ("" when not recorded)
     structural_share                 calls whose simulated cache read and write are both within 1% of
@@ -72,7 +72,8 @@ def table_row(path: Path) -> dict[str, object]:
     transcript = load(path)
     convs = transcript.conversations
     messages = [m for c in convs for m in c.messages]
-    with_usage = [m for m in messages if m.role == "assistant" and m.usage is not None]
+    with_usage = [m for m in messages if m.role == "assistant" and m.usage is not None
+                  and m.usage.total_input_tokens > 0]  # a recorded prompt (Copilot records output tokens only)
     within = calls = e2e_calls = e2e_within = 0
     errors: list[float] = []
     for conv in convs:
@@ -115,7 +116,7 @@ def markdown_table(csv_path: Path = HERE / FILENAME) -> str:
 
     with csv_path.open(encoding="utf-8", newline="") as fh:
         rows = list(csv.DictReader(fh))
-    out = ["| file | read as | conversations | messages | tool calls | calls with usage | cache simulated "
+    out = ["| file | read as | conversations | messages | tool calls | calls with a recorded prompt | cache simulated "
            "within 1% | ctxlab's prompt within 10% (median error) |",
            "|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -9,6 +9,8 @@ recorded, with the awkward shapes every context strategy must survive:
 * empty, small and huge tool results (tens of thousands of characters, built from a few
   repeated lines so drawing them stays cheap);
 * Chinese and emoji text, thinking parts with signatures, images (kept by size);
+* hostile text (terminal escapes, bidi overrides, zero-width characters, NUL, U+FFFD) and odd
+  recorded numbers (0-token calls, prompts no window holds, 0-token replies);
 * recorded compactions, repeated: Claude Code style (no message kept from before) and pi style
   (``first_kept_id`` names an earlier message, possibly a tool result whose call is summarised);
 * model and thinking-setting changes, a sidechain thread (a subagent's turn), and sessions with no
@@ -48,6 +50,12 @@ PROSE = (
     "Decided: use sqlite, ruled out redis.",
     "Next steps:\n1. run the tests\n2. commit",
     "plain words about the parser and the lexer",
+    # hostile text a transcript can hold (issue 17): terminal escapes, a bell, bidi overrides, zero-width
+    # characters, a NUL, and the U+FFFD a lone surrogate becomes when a reader repairs it
+    "escape \x1b[2J\x1b]0;title\x07 and a bell",
+    "bidi \u202eevil\u202c and zero\u200bwidth\u2060 joiners",
+    "a NUL \x00 inside, a DEL \x7f, a C1 \x9b",
+    "a repaired \ufffd surrogate",
 )
 LOG_LINES = (
     "ok 🟢 test_login passed",
@@ -57,6 +65,8 @@ LOG_LINES = (
     "E1234 timeout 💥 after 30s",
     "def handler(request):  # 处理请求",
     '{"id": 7, "name": "张三", "tags": ["a", "b"]}',
+    "\x1b[31mFAILED\x1b[0m coloured output",
+    "progress\r50%\r100% over carriage returns",
 )
 TOOLS = {
     "bash": ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"cmd": {"type": "string"}},
@@ -132,8 +142,11 @@ def sessions(draw, max_turns: int = 4, max_rounds: int = 3, huge: bool = True) -
         if draw(st.booleans()) or not calls:
             parts.append(TextPart(words(draw)))
         parts += calls
-        usage = Usage(uncached_input_tokens=draw(st.integers(0, 3_000)), output_tokens=draw(st.integers(1, 400))) \
-            if with_usage else None
+        # odd numbers as well as ordinary ones: a call that recorded 0 tokens, a huge prompt (an inferred head
+        # no window holds), 0 output (an aborted reply)
+        prompt = draw(st.one_of(st.integers(0, 3_000), st.sampled_from([0, 1, 250_000, 2**31 - 1])))
+        output = draw(st.one_of(st.integers(1, 400), st.just(0)))
+        usage = Usage(uncached_input_tokens=prompt, output_tokens=output) if with_usage else None
         return Message("assistant", tuple(parts), ids("a"), usage=usage,
                        stop_reason="tool_use" if calls else "stop")
 

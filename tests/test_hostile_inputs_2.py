@@ -163,13 +163,15 @@ def test_lone_surrogate_in_a_session_file_and_in_an_append(tmp_path: Path, capsy
     before = s.read_bytes()
     session = Session.open(s)  # strict, and still appendable
     assert session.title == "T\ufffd" and session["a"].text == "x\ufffdy"  # type: ignore[union-attr]
-    assert session.warnings == [f"s.jsonl:1: field 'title': {REPAIRED}", f"s.jsonl:2: field 'parts[0].text': {REPAIRED}"]
+    assert session.warnings == [f"s.jsonl:1: field 'title': {REPAIRED}",
+                                f"s.jsonl:2: field 'parts[0].text': {REPAIRED}"]
     assert list(load(s).notes) == session.warnings and s.read_bytes() == before
     replays_every_strategy(capsys, s)
     # an append of a Message holding one: written (and kept) as U+FFFD, said in the warnings
     assert session.append(user("b\udc00c", "b\ud800")) == "b\ufffd"
+    low = REPAIRED.replace("ud800", "udc00")
     assert session.warnings[-2:] == [f"s.jsonl: item 'b\ufffd', field 'id': {REPAIRED}",
-                                     f"s.jsonl: item 'b\ufffd', field 'parts[0].text': {REPAIRED.replace('ud800', 'udc00')}"]
+                                     f"s.jsonl: item 'b\ufffd', field 'parts[0].text': {low}"]
     assert session["b\ufffd"].text == "b\ufffdc"  # type: ignore[union-attr]
     again = Session.open(s)
     assert again["b\ufffd"] == session["b\ufffd"] and again.head == "b\ufffd"
@@ -316,3 +318,13 @@ def test_a_session_file_swapped_for_one_of_the_same_size_is_refused(tmp_path: Pa
     reopened = Session.open(a)  # what the message says to do
     reopened.append(user("late", "m2"))
     assert Session.open(a).path()[-1] == Message("user", (TextPart("late"),), id="m2")
+
+
+def test_a_session_file_with_a_byte_order_mark_takes_appends(tmp_path: Path) -> None:
+    # An editor's UTF-8 byte-order mark is read past; the append's size check counts it (it once
+    # refused: "changed on disk since it was read (217 → 220 bytes)").
+    s = jsonl(tmp_path / "s.jsonl", [SESSION_HEADER, rec("a", None)])
+    s.write_bytes(b"\xef\xbb\xbf" + s.read_bytes())
+    before = s.read_bytes()
+    Session.open(s).append(user("next", "b"))
+    assert Session.open(s).head == "b" and s.read_bytes().startswith(before)

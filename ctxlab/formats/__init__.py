@@ -175,7 +175,7 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
         try:
             if b"\x00" in raw_bytes:
                 raise _nul_line(path.name, number, raw_bytes)
-            obj = loads(raw_bytes.decode("utf-8"), repaired=found)
+            obj = loads(raw_bytes, repaired=found)  # decoded strictly: a UnicodeDecodeError names the byte
         except TranscriptError as err:
             error = err
         except UnicodeDecodeError as err:
@@ -191,7 +191,8 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
                 raise error
             notes.append(skip_note(error))
             continue
-        notes += _repaired(path.name, found, lambda _: number)
+        if found:
+            notes += _repaired(path.name, found, lambda _: number)
         yield number, index, obj
 
 
@@ -245,7 +246,7 @@ def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
         offset = starts.get(id(obj))
         return None if offset is None else bisect.bisect_left(newlines, offset) + 1
 
-    if might_hold_surrogates(text):  # a lone one becomes U+FFFD, noted at the line of the object holding it
+    if might_hold_surrogates(text, decoded=True):  # a lone one becomes U+FFFD, noted at the object's line
         found: list[Repair] = []
         data = repair_surrogates(data, found)
         _repaired(path.name, found, line_of)
@@ -401,15 +402,14 @@ def _with_repairs(transcript: Transcript, said: list[tuple[str, str]], nested: l
     extra = [note for _, note in said if note not in have]
     extra += [f"{transcript.file}: in JSON text held in a string, {repair_note(field, char)}"
               for field, _, char in nested if field not in fields]
-    for msg in (m for c in transcript.conversations for m in c.messages):
-        for part in msg.parts:
-            found: list[Repair] = []
-            if isinstance(part, ToolCallPart) and might_hold_surrogates(part.arguments):
-                with contextlib.suppress(ValueError):
-                    loads(part.arguments, repaired=found)
-            where = f"{msg.source.file}:{msg.source.line}" if msg.source else transcript.file
-            extra += [f"{where}: the arguments of tool call {part.id!r} (kept verbatim), "  # type: ignore[union-attr]
-                      f"{repair_note(field, char)} when rendered" for field, _, char in found]
+    for msg, part in ((m, p) for c in transcript.conversations for m in c.messages for p in m.parts
+                      if isinstance(p, ToolCallPart) and might_hold_surrogates(p.arguments)):
+        found: list[Repair] = []
+        with contextlib.suppress(ValueError):
+            loads(part.arguments, repaired=found)
+        where = f"{msg.source.file}:{msg.source.line}" if msg.source else transcript.file
+        extra += [f"{where}: the arguments of tool call {part.id!r} (kept verbatim), {repair_note(field, char)} "
+                  "when rendered" for field, _, char in found]
     extra = list(dict.fromkeys(extra))
     return dataclasses.replace(transcript, notes=transcript.notes + tuple(extra)) if extra else transcript
 

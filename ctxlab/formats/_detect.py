@@ -122,10 +122,10 @@ def read_regular(path: Path, limit: int = -1) -> bytes:
 
 def binary_at(data: bytes) -> int | None:
     """The offset of the NUL byte that makes a file whose first bytes are ``data`` a binary file, or
-    ``None``. UTF-8 text never holds a NUL; a file that starts with one, holds one on its first
-    line (UTF-16, most binary formats), is not UTF-8 before it (a PNG signature) or is mostly NULs
-    with no JSON first line is binary. A NUL on a later line of a JSON Lines file whose first line is
-    text is a damaged line instead (a crash can leave zeros): the reader names that line."""
+    ``None``. UTF-8 text never holds a NUL. A file that starts with one or holds one on its first
+    line (UTF-16, most binary formats), whose first line is not UTF-8 (a PNG signature), or that is
+    mostly NULs after a first line that is not a JSON object, is binary. A NUL on a later line of a
+    JSON Lines file is a damaged line instead (a crash can leave zeros): the reader names the line."""
     nul = data.find(b"\x00")
     if nul < 0:
         return None
@@ -151,7 +151,9 @@ def document(path: Path, head: str) -> tuple[Any, str | None]:
         return None, f"{_size(size)}, more than the {_size(DOCUMENT_LIMIT)} ctxlab parses whole to detect a format"
     try:
         text = read_regular(path).decode("utf-8").lstrip("\ufeff")
-    except (TranscriptError, UnicodeDecodeError) as err:
+    except TranscriptError as err:  # gone, or swapped for a FIFO since the first look
+        return None, err.problem.rstrip(".")
+    except UnicodeDecodeError as err:
         return None, f"not UTF-8 text ({type(err).__name__})"
     try:
         return loads(text, repaired=[]), None  # detection only: the reader reports what it repairs
