@@ -50,7 +50,7 @@ __all__ = [
     "entry_to_dict", "entry_from_dict",
     "toolspec_to_dict", "toolspec_from_dict",
     "item_to_dict", "item_from_dict",
-    "loads", "too_deep", "MAX_TOKEN_COUNT",
+    "loads", "nonfinite", "too_deep", "MAX_TOKEN_COUNT",
     "repair_surrogates", "might_hold_surrogates", "repair_note", "collect_repairs", "Repair",
 ]
 
@@ -220,6 +220,36 @@ def collect_repairs() -> Iterator[list[Repair]]:
         yield found
     finally:
         _COLLECTED.reset(token)
+
+
+# a token Python's parser reads as NaN or an infinity: NaN, Infinity, or an exponent of 3+ digits (1e999)
+_MAYBE_NONFINITE = re.compile(r"NaN|Infinity|[eE][+-]?\d{3}")
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+
+
+def nonfinite(value: Any, text: str | None = None) -> tuple[str, float, int | None] | None:
+    """The first NaN or infinity in a parsed JSON value: ``(field, number, offset)``, or None.
+
+    Python's parser reads ``NaN``, ``Infinity`` and a number too large for a float (``1e999``)
+    without a word; JSON allows none of them. ``nonfinite(loads('{"a": {"b": [1, NaN]}}'))`` →
+    ``("a.b[1]", nan, None)``. Given the ``text`` the value was parsed from, the offset of that
+    token in it too (for its line), and a text holding no such token is not walked. Chapter 02.
+    """
+    if text is not None and not _MAYBE_NONFINITE.search(text):
+        return None
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:  # depth first in document order, a loop (nesting may be deep)
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            at = None if text is None else next(  # the first such token outside a string: this one
+                (m.start() for m in _TOKEN.finditer(text) if m.group()[0] != '"' and not math.isfinite(float(m.group()))),
+                None)
+            return path, v, at
+        if isinstance(v, dict):
+            stack.extend(reversed([(f"{path}.{k}" if path else str(k), x) for k, x in v.items()]))
+        elif isinstance(v, list):
+            stack.extend(reversed([(f"{path}[{i}]", x) for i, x in enumerate(v)]))
+    return None
 
 
 def too_deep(text: str) -> json.JSONDecodeError:

@@ -6,7 +6,7 @@ Each public function or constructor that takes tokens, a window, a budget, a rat
 that starts ``<argument> must be ...`` and quotes the value; good values, ``None`` where the default
 is meant, still work. Also here: ``replay --check`` fails when a conversation could not be replayed,
 ``--compare --check`` when every strategy failed, ``sliding``'s message when the system prompt alone
-is over the budget, and (xfail until the codec change lands) NaN and 1e999 in fields ctxlab does not read.
+is over the budget, and NaN and 1e999 in fields ctxlab does not read.
 """
 
 from __future__ import annotations
@@ -261,18 +261,16 @@ def test_compare_check_fails_when_every_strategy_failed(capsys, tmp_path):
     assert err.count("\n") == 1 and "could not build a context" in err and "Orphan tool result" in err
 
 
-# ---- NaN and 1e999 anywhere in a transcript (needs the codec / formats change, see the report) ---------------
+# ---- NaN and 1e999 anywhere in a transcript: named with file, line and field -----------------------------
 
 NONFINITE = ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"]
 PI_HEADER = {"type": "session", "version": 3, "id": "s1", "timestamp": "2025-02-01T09:00:00.000Z", "cwd": "/w"}
-CODEC = pytest.mark.xfail(strict=True, reason="needs codec change")
 
 
 def _got(token: str) -> str:
     return "nan" if token == "NaN" else "-inf" if token.startswith("-") else "inf"
 
 
-@CODEC
 @pytest.mark.parametrize("token", NONFINITE)
 def test_a_non_finite_number_in_a_field_ctxlab_does_not_read_is_named(tmp_path, token):
     first = json.dumps({"type": "message", "id": "a", "parentId": None, "message": {"role": "user", "content": "hi"}})
@@ -302,7 +300,6 @@ def test_a_non_finite_number_in_a_field_ctxlab_does_not_read_is_named(tmp_path, 
     assert [i.id for i in load(pi, strict=False).conversation().items] == ["a", "b"]
 
 
-@CODEC
 def test_a_non_finite_number_in_a_messages_jsonl_conversation_is_named(tmp_path):
     path = tmp_path / "runs.jsonl"
     path.write_text('{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}\n'

@@ -592,3 +592,28 @@ def test_cli_lenient_lists_every_skipped_line_and_keeps_the_rest(tmp_path: Path,
     assert sorted(n.split(":")[0] for n in skipped) == ["skipped line 3", "skipped line 4", "skipped line 6"]
     by_line = {n.split(":")[0]: n for n in skipped}
     assert "unknown role 'robot'" in by_line["skipped line 4"] and "not UTF-8" in by_line["skipped line 6"]
+
+
+def test_a_token_count_written_as_a_string_or_a_boolean(tmp_path: Path) -> None:
+    # pydantic would read "12" as 12 and true as 1: a count is a JSON number, or the line is damaged
+    for value, kind in (("12", "string"), (True, "boolean")):
+        line = cc("a1", "u1", kind="assistant", content=[{"type": "text", "text": "ok"}], id="msg_1",
+                  usage={"input_tokens": value, "output_tokens": 3})
+        c = jsonl(tmp_path / "cc.jsonl", [cc("u1", None), line])
+        strict_error(c, 2, f"a token count is a JSON number, not a {kind}", field="message.usage.input_tokens")
+        lenient(c, {2: f"a token count is a JSON number, not a {kind}"}, kept=["u1"])
+    whole = cc("a1", "u1", kind="assistant", content=[{"type": "text", "text": "ok"}], id="msg_1",
+               usage={"input_tokens": 12.0, "output_tokens": 3})
+    conv = load(jsonl(tmp_path / "whole.jsonl", [cc("u1", None), whole])).conversation()
+    assert conv.messages[1].usage.uncached_input_tokens == 12  # a whole number written as 12.0 is a count
+
+
+def test_a_line_repeated_byte_for_byte_is_read_once(tmp_path: Path) -> None:
+    # an event log appended to twice (or a copy pasted twice): each event once, the repeat noted
+    src = Path(__file__).resolve().parent / "fixtures" / "formats" / "copilot_cli_events.jsonl"
+    lines = src.read_bytes().splitlines()
+    doubled = tmp_path / "events.jsonl"
+    doubled.write_bytes(b"\n".join(lines[:5] + [lines[3]] + lines[5:]) + b"\n")
+    once, twice = load(src).conversation(), load(doubled)
+    assert [m.parts for m in twice.conversation().messages] == [m.parts for m in once.messages]
+    assert "line 6 repeats line 4 byte for byte: read once" in twice.notes

@@ -50,8 +50,10 @@ def test_aider_fails_only_where_its_own_figures_exceed_the_window(shared_transcr
     code, out, err = run(capsys, "replay", path, "--compare", "--check")
     assert code == 1
     assert "first: conversation 2024-08-06 09:06:27," in err and err.count("\n") == 1
-    notes = [line for line in out.splitlines() if line.startswith("note: ")]
+    notes = [line for line in out.splitlines() if line.startswith("note: ") and "-token window of" in line]
     assert len(notes) == 1 and "8,192-token window of gpt-4" in notes[0]
+    left_out = [line for line in out.splitlines() if "could not build a context in 1 of" in line]
+    assert len(left_out) == 7 and all(f"(first: #{AIDER_OVER_WINDOW} " in line for line in left_out)  # but `full`
     largest = int(re.search(r"the largest ([\d,]+) tokens", notes[0]).group(1).replace(",", ""))
     assert largest > 8_192
     code, out, err = run(capsys, "replay", path, "--compare", "--check", "--conversation", AIDER_OVER_WINDOW,

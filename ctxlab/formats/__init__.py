@@ -28,6 +28,7 @@ chapter; the types it produces are taught in chapter 02.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import contextlib
 import contextvars
 import dataclasses
@@ -35,14 +36,15 @@ import importlib
 import json
 import json.decoder
 import json.scanner
+import math
 import re
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, Callable, Iterator, Protocol, Sequence, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
-from ..codec import MAX_TOKEN_COUNT, Repair, collect_repairs, loads, might_hold_surrogates, repair_note
+from ..codec import MAX_TOKEN_COUNT, Repair, collect_repairs, loads, nonfinite, might_hold_surrogates, repair_note
 from ..codec import repair_surrogates, too_deep
 from ..errors import TranscriptError, UnknownFormatError
 from ..messages import ToolCallPart, Transcript
@@ -54,9 +56,19 @@ HEAD_CHARS = 64 * 1024
 STRICT_HINT = "Fix the line or load with strict=False to skip it."
 TEXT_HINT = "Transcripts are UTF-8 text (JSON or JSON Lines): pass the file the agent wrote, re-saved as UTF-8."
 
-TokenCount = Annotated[int, Field(ge=0, le=MAX_TOKEN_COUNT)]
-"""A recorded token count for the readers' models: an integer in 0 .. 2**53 - 1
-(:data:`ctxlab.codec.MAX_TOKEN_COUNT`); NaN, ``1e400`` or ``10**30`` is a damaged line."""
+def _count(value: Any) -> Any:
+    """A token count as recorded: a whole JSON number (``12`` or ``12.0``); a string or a boolean is refused."""
+    if isinstance(value, (bool, str)):
+        raise ValueError(f"a token count is a JSON number, not a {'boolean' if isinstance(value, bool) else 'string'}")
+    if isinstance(value, float) and not math.isfinite(value):  # NaN, or 1e400 read as infinity
+        raise ValueError("input should be a finite number")
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+TokenCount = Annotated[int, BeforeValidator(_count), Field(ge=0, le=MAX_TOKEN_COUNT, strict=True)]
+"""A recorded token count for the readers' models: a JSON integer in 0 .. 2**53 - 1
+(:data:`ctxlab.codec.MAX_TOKEN_COUNT`); NaN, ``1e400``, ``10**30``, ``12.5``, ``"12"`` or ``true`` is a
+damaged line (strict: a string or a boolean is never taken for a count)."""
 
 
 class Reader(Protocol):
@@ -104,7 +116,8 @@ def check(model: type[M], data: Any, *, file: str, line: int | None, at: str = "
     except ValidationError as err:
         problems = err.errors(include_url=False)
         first = problems[0]
-        problem = first["msg"][:1].lower() + first["msg"][1:]
+        msg = first["msg"].removeprefix("Value error, ")  # a validator's own sentence, as it wrote it
+        problem = msg[:1].lower() + msg[1:]
         if first["type"] != "missing":
             problem += f", got {_short(first.get('input'))}"
         if len(problems) > 1:
@@ -122,6 +135,21 @@ def skip_note(err: TranscriptError) -> str:
     """The note recorded when ``strict=False`` skips a line: ``"skipped line 3: field 'x': ..."``."""
     what = f"field {err.field!r}: {err.problem}" if err.field else err.problem
     return f"skipped line {err.line}: {what}" if err.line is not None else f"skipped: {what}"
+
+
+def nonfinite_error(file: str, line: int | None, field: str, number: float, hint: str = STRICT_HINT) -> TranscriptError:
+    """A NaN or an infinity in a transcript, in any field, worded as the readers' own check words it."""
+    return TranscriptError(file, line, f"input should be a finite number, got {number} (JSON has no NaN or Infinity, "
+                           "and a number as large as 1e999 reads as infinity).", field=field or None, hint=hint)
+
+
+def nonfinite_note(err: TranscriptError) -> str:
+    """The note when ``strict=False`` reads on: the line is kept as read (a reader that reads the field skips it)."""
+    where = f"{err.file}:{err.line}" if err.line is not None else err.file
+    return f"{where}: field {err.field!r}: {err.problem.removesuffix('.')}; kept as read"
+
+
+_NONFINITE: contextvars.ContextVar[list[TranscriptError] | None] = contextvars.ContextVar("nonfinite", default=None)
 
 
 def _msg(err: json.JSONDecodeError) -> str:
@@ -155,8 +183,14 @@ def read_text(path: Path) -> str:
         raise _not_utf8(path.name, data, err) from None
 
 
-def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def iter_jsonl(path: Path, *, strict: bool, notes: list[str],
+               once: bool = False) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """Yield ``(line_number, index, object)`` per non-blank line of a JSON Lines file.
+
+    ``once=True`` is for formats whose every line is a distinct record (an event with its own id
+    and time): a line that repeats an earlier one byte for byte (a copy pasted twice, a log
+    appended to twice) is read once and noted, ``"line 9 repeats line 4 byte for byte: read once"``,
+    never counted twice. (Bare chat messages can repeat legitimately: those readers leave it off.)
 
     ``index`` counts non-blank lines from 0 (pi addresses entries that way). A line that is not
     UTF-8, holds NUL bytes (zeros a crash left), is not JSON (nesting too deep for Python's parser
@@ -166,16 +200,24 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
     only: a raw U+2028 inside a JSON string is legal and must not shift line numbers.
     """
     index = -1
+    seen: dict[bytes, int] = {}  # a line's sha256 -> its first line number (once=True)
     for number, raw_bytes in enumerate(read_bytes(path).split(b"\n"), start=1):
         raw_bytes = raw_bytes.strip()
         if not raw_bytes:
             continue
+        if once:
+            digest = hashlib.sha256(raw_bytes).digest()
+            if digest in seen:
+                notes.append(f"line {number} repeats line {seen[digest]} byte for byte: read once")
+                continue
+            seen[digest] = number
         index += 1
         obj, error, found = None, None, []
         try:
             if b"\x00" in raw_bytes:
                 raise _nul_line(path.name, number, raw_bytes)
-            obj = loads(raw_bytes, repaired=found)  # decoded strictly: a UnicodeDecodeError names the byte
+            text = raw_bytes.decode("utf-8")  # strictly: a UnicodeDecodeError names the byte
+            obj = loads(text, repaired=found)
         except TranscriptError as err:
             error = err
         except UnicodeDecodeError as err:
@@ -186,6 +228,13 @@ def iter_jsonl(path: Path, *, strict: bool, notes: list[str]) -> Iterator[tuple[
         else:
             error = None if isinstance(obj, dict) else bad(path.name, number,
                                                            f"expected a JSON object, got {type(obj).__name__}")
+            bad_number = nonfinite(obj, text) if error is None else None  # in any field, read or not
+            if bad_number:
+                err = nonfinite_error(path.name, number, bad_number[0], bad_number[1])
+                if strict:
+                    error = err
+                else:
+                    notes.append(nonfinite_note(err))
         if error is not None:
             if strict:
                 raise error
@@ -241,6 +290,15 @@ def load_json(path: Path) -> tuple[Any, Callable[[Any], int | None]]:
         raise TranscriptError(path.name, err.lineno, f"not valid JSON ({_msg(err)} at column {err.colno}).",
                               hint="The file may be truncated or not JSON at all.") from None
     newlines = [m.start() for m in re.finditer("\n", text)]
+    bad_number = nonfinite(data, text)  # in any field, read or not
+    if bad_number:
+        field, number, at = bad_number
+        err = nonfinite_error(path.name, None if at is None else bisect.bisect_left(newlines, at) + 1, field, number,
+                              hint="Replace it with a number or null, or load with strict=False to read on.")
+        pending = _NONFINITE.get()
+        if pending is None:  # not inside load(): strict
+            raise err
+        pending.append(err)  # load() raises it after the reader (whose own check names a field it reads first)
 
     def line_of(obj: Any) -> int | None:
         offset = starts.get(id(obj))
@@ -384,12 +442,18 @@ def load(path: str | Path, *, strict: bool = True, format: str | None = None) ->
     for reader in READERS:
         if reader.NAME == name:
             said: list[tuple[str, str]] = []
-            token = _REPAIRED.set(said)
+            pending: list[TranscriptError] = []
+            token, numbers = _REPAIRED.set(said), _NONFINITE.set(pending)
             try:
                 with collect_repairs() as nested:
-                    return _with_repairs(reader.read(path, strict=strict), said, nested)
+                    transcript = _with_repairs(reader.read(path, strict=strict), said, nested)
             finally:
                 _REPAIRED.reset(token)
+                _NONFINITE.reset(numbers)
+            if pending and strict:
+                raise pending[0]
+            notes = [n for n in map(nonfinite_note, pending) if n not in transcript.notes]
+            return dataclasses.replace(transcript, notes=transcript.notes + tuple(notes)) if notes else transcript
     raise TranscriptError(path.name, None, f"no reader named {name!r}.", hint=f"Known formats: {', '.join(names())}.")
 
 

@@ -149,7 +149,7 @@ def _call_usage(payload: dict[str, Any], last: _TokenUsage, *, file: str, line: 
 def read(path: Path, *, strict: bool = True) -> Transcript:
     """Read a Codex rollout into one Conversation (see the module docstring)."""
     file, skipped, notes = path.name, [], []
-    rows = list(iter_jsonl(path, strict=strict, notes=skipped))
+    rows = list(iter_jsonl(path, strict=strict, notes=skipped, once=True))
     order = _usage_order(rows)
     # with token counts, a call's items are those between two counts (tool outputs may sit among them)
     reader = ItemReader(path.stem, file, provider="openai", user_origin=_origin, end_on_output=order is None)

@@ -283,7 +283,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     conv_id = path.parent.name if path.name == "events.jsonl" else path.stem
     reader = _Reader(file, conv_id)
     seen = 0  # skip notes already copied to the conversation being read
-    for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped):
+    for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped, once=True):
         try:
             reader.event(check(E.Event, obj, file=file, line=line), line)
         except TranscriptError as err:

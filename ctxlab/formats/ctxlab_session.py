@@ -19,6 +19,8 @@ from ctxlab.errors import TranscriptError
 from ctxlab.messages import Transcript
 from ctxlab.session import Session, _LineProblem, _parse
 
+from ._detect import read_regular
+
 NAME = "ctxlab-session"
 
 
@@ -48,7 +50,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     """One conversation: root → newest leaf. ``strict=False`` skips bad lines (noted) instead of raising."""
     path = Path(path)
     try:
-        parsed = _parse(path.read_bytes(), path.name, strict=strict)
+        parsed = _parse(read_regular(path), path.name, strict=strict)
     except _LineProblem as p:
         raise TranscriptError(path.name, p.line, p.problem,
                               hint="Fix the line or load with strict=False to skip it.") from None

@@ -136,7 +136,7 @@ def read(path: Path, *, strict: bool = True, name: str = "openhands-events", row
     """Read a V1 event log as one conversation: the JSON Lines file at ``path``, or the events
     ``rows(strict, notes)`` yields (a JSON list of them). The id is ``conv_id``, else the file's stem."""
     file, skipped = path.name, []
-    rows = rows or (lambda strict_, notes: iter_jsonl(path, strict=strict_, notes=notes))
+    rows = rows or (lambda strict_, notes: iter_jsonl(path, strict=strict_, notes=notes, once=True))
     # the active branch needs every event first; the second pass reads (and raises) in file order
     first = {k: obj for _, k, obj in rows(False, [])}
     reader = _Reader(file, _active([first.get(k, {}) for k in range(max(first, default=-1) + 1)]))
