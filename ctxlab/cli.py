@@ -211,7 +211,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
-    from .cli_replay import conversation_index
+    from .cli_compare import conversation_index
 
     rep = inspect_report(transcript, conversation_index(transcript, args.conversation))
     if args.json:

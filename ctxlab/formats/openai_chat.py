@@ -51,6 +51,7 @@ from ..errors import TranscriptError
 from ..messages import Conversation, ToolSpec, Transcript
 from . import bad, load_json, skip_note
 from .chat_messages import conversation
+from .mini_swe_responses import mini_swe_conversation
 
 NAME = "openai-chat"
 EXPECTS = 'a JSON list of {"role", "content"} chat messages, or {"messages": [...]}'
@@ -251,7 +252,6 @@ def _mini_read(path: Path, *, strict: bool = True) -> Transcript:
     vendor = model.split("/", 1)[0] if model and "/" in model else None
     notes: list[str] = []
     if any(isinstance(m, dict) and m.get("object") == "response" for m in data["messages"]):
-        from .openai_responses import mini_swe_conversation  # Responses-API runs (imports this module)
         conv = mini_swe_conversation(path.stem, data["messages"], file=path.name, line_of=line_of, strict=strict,
                                       notes=notes, model=model)
     else:

@@ -29,11 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TranscriptError
-from ..messages import Conversation, Message, SourceRef, TextPart, Transcript
-from . import bad, load_json, skip_note
-from .chat_messages import iso_time
+from ..messages import Message, SourceRef, TextPart, Transcript
+from . import load_json, skip_note
 from .openai_chat import MINI_SWE_AGENT, SWE_AGENT, TAU_BENCH
-from .responses_items import ItemReader, content_parts, tool_specs, usage
+from .responses_items import ItemReader, content_parts, response_stop_reason, tool_specs, usage
 
 NAME = "openai-responses"
 EXPECTS = 'OpenAI Responses items, a request {"input", "instructions"} or a response {"object": "response", "output"}'
@@ -59,13 +58,6 @@ def sniff(path: Path, head: str) -> bool:
             or (re.search(r'"input"\s*:\s*[\["]', text) is not None
                 and re.search(r'"(instructions|model)"\s*:', text) is not None)
             or (re.search(r'"output"\s*:\s*\[', text) is not None and ITEM_TYPES.search(text) is not None))
-
-
-def _stop(response: dict[str, Any], calls: bool) -> str | None:
-    if response.get("status") == "incomplete":
-        reason = (response.get("incomplete_details") or {}).get("reason")
-        return "length" if reason == "max_output_tokens" else "aborted"
-    return "tool_use" if calls else ("stop" if response.get("status") == "completed" else None)
 
 
 def read(path: Path, *, strict: bool = True) -> Transcript:
@@ -99,7 +91,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if response is not None and reader.items:
         msg = reader.items[-1]
         assert isinstance(msg, Message)
-        fields: dict[str, Any] = dict(response_id=response.get("id"), stop_reason=_stop(response, bool(msg.tool_calls)))
+        fields: dict[str, Any] = dict(response_id=response.get("id"), stop_reason=response_stop_reason(response, bool(msg.tool_calls)))
         try:
             recorded = usage(response["usage"], file=file, line=line_of(response["usage"])) \
                 if response.get("usage") is not None else None
@@ -118,41 +110,3 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                           "call replays (its recorded prompt is larger than what the file shows)")
     conv = reader.conversation(tools=tools, instructions=system, extra_notes=skipped + head_notes)
     return Transcript(format=NAME, file=file, conversations=(conv,), notes=tuple(skipped))
-
-
-def mini_swe_conversation(conv_id: str, raw: list[Any], *, file: str, line_of: Any, strict: bool, notes: list[str],
-                          model: str | None) -> Conversation:
-    """mini-swe-agent ``messages`` of a Responses-API run (input items and response objects) → a Conversation."""
-    reader = ItemReader(conv_id, file, model=model)
-    exits = 0
-    for index, obj in enumerate(raw):
-        line, at = line_of(obj), f"messages[{index}]"
-        extra = obj.get("extra") if isinstance(obj, dict) and isinstance(obj.get("extra"), dict) else {}
-        stamp = iso_time(extra.get("timestamp"))
-        try:
-            if isinstance(obj, dict) and obj.get("object") == "response":
-                if not isinstance(obj.get("output"), list):
-                    raise bad(file, line, "a response object needs an 'output' list", field=f"{at}.output")
-                reader.model = obj["model"] if isinstance(obj.get("model"), str) else model
-                for k, item in enumerate(obj["output"]):
-                    reader.add(item, index=index, line=line_of(item) or line, at=f"{at}.output[{k}]", timestamp=stamp)
-                recorded = usage(obj["usage"], file=file, line=line, at=f"{at}.usage") if obj.get("usage") else None
-                calls = any(isinstance(i, dict) and str(i.get("type", "")).endswith("_call") for i in obj["output"])
-                if recorded is not None:
-                    reader.set_usage(recorded, response_id=obj.get("id"), stop_reason=_stop(obj, calls))
-                reader.close()
-            elif isinstance(obj, dict) and obj.get("role") == "exit":
-                reader.close()
-                exits += 1
-                reader.items.append(Message(role="user", parts=(TextPart(str(obj.get("content") or "")),),
-                                            id=f"{conv_id}:{index}", origin="meta", timestamp=stamp,
-                                            source=SourceRef(file, line or 0)))
-            else:
-                item = {k: v for k, v in obj.items() if k != "extra"} if isinstance(obj, dict) else obj
-                reader.add(item, index=index, line=line, at=at, timestamp=stamp)
-        except TranscriptError as err:
-            if strict:
-                raise
-            notes.append(skip_note(err))
-    extra_notes = [f"{exits} exit marker(s) kept as meta messages, never sent"] if exits else []
-    return reader.conversation(extra_notes=list(notes) + extra_notes)

@@ -271,3 +271,11 @@ class ItemReader:
         first_model = next((m.model for m in self.items if isinstance(m, Message) and m.model), self.model)
         return Conversation(id=self.conv_id, items=tuple(self.items), system=instructions + tuple(self.system),
                             tools=tools, title=title, model=first_model, provider=self.provider, notes=tuple(notes))
+
+
+def response_stop_reason(response: dict[str, Any], calls: bool) -> str | None:
+    """A Responses API response's status → a normalised stop reason: ``{"status": "completed"}`` → ``"stop"``."""
+    if response.get("status") == "incomplete":
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        return "length" if reason == "max_output_tokens" else "aborted"
+    return "tool_use" if calls else ("stop" if response.get("status") == "completed" else None)
