@@ -111,8 +111,9 @@ def run() -> Section:
                 t_child, code_child, said_child = _child(argv)
                 fast = t_in < LIMIT_S and code_child != "timeout" and t_child - startup < LIMIT_S
                 ok &= fast
+                said = (said or said_child or "(read)").replace(str(folder), "<tmp>")  # no machine's paths
                 section.rows.append([what, command, ms(t_in), code_in, ms(t_child), code_child,
-                                     (said or said_child or "(read)")[:110].replace("|", "\\|"),
+                                     said[:110].replace("|", "\\|"),
                                      "yes" if fast else "**no**"])
         if os.name == "posix":  # a sparse 2 GB file planted under a page's name, and over a page put
             store = PageStore(folder / "pages")
