@@ -18,7 +18,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from . import __version__
 from .errors import CtxlabError, OrphanError
@@ -233,10 +233,20 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.ok is False for c in checks) else 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a bad argument said in one line (as every other error of the CLI), not the usage
+    block first: ``python -m ctxlab replay: error: argument --window: a window is a positive number of
+    tokens, not 0 (--help lists the options)``; exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m ctxlab", description="ctxlab: context-window management for LLM agents.")
+    parser = _Parser(prog="python -m ctxlab", description="ctxlab: context-window management for LLM agents.")
     parser.add_argument("--version", action="version", version=f"ctxlab {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,replay,doctor}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{inspect,replay,doctor}",
+                                parser_class=_Parser)
     ins = sub.add_parser("inspect", help="report a transcript's conversations, messages, orphans and tokens")
     ins.add_argument("file", help="a transcript: pi, Claude Code, OpenAI chat, SWE-agent, tau-bench, ctxlab session ...")
     ins.add_argument("--conversation", "-c", metavar="N", help="report conversation N only (0-based index, or its id)")

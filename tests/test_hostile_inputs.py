@@ -617,3 +617,23 @@ def test_a_line_repeated_byte_for_byte_is_read_once(tmp_path: Path) -> None:
     once, twice = load(src).conversation(), load(doubled)
     assert [m.parts for m in twice.conversation().messages] == [m.parts for m in once.messages]
     assert "line 6 repeats line 4 byte for byte: read once" in twice.notes
+
+
+@pytest.mark.parametrize("fixture, kind, says", [
+    ("codex_rollout.jsonl", "response_item", "unknown line type 'assistnat' on a line that holds a model item"),
+    ("copilot_cli_events.jsonl", "assistant.message", "unknown event type 'assistnat' on an event that holds a message"),
+    ("gemini_session.jsonl", "gemini", "unknown record type 'assistnat' on a record that holds a model reply"),
+])
+def test_a_misspelt_type_on_a_message_is_an_error_not_a_drop(tmp_path: Path, fixture: str, kind: str, says: str) -> None:
+    """A typo in the record type of an assistant line used to drop the message (and its usage) with exit 0."""
+    import re
+
+    src = Path(__file__).resolve().parent / "fixtures" / "formats" / fixture
+    lines = src.read_text(encoding="utf-8").splitlines()
+    pattern = re.compile(r'"type": ?"' + re.escape(kind) + '"')
+    at = next(i for i, x in enumerate(lines) if pattern.search(x) and (kind != "response_item" or '"assistant"' in x))
+    lines[at] = pattern.sub('"type": "assistnat"', lines[at], count=1)
+    path = tmp_path / fixture
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    strict_error(path, at + 1, says, field="type")
+    assert any(n.startswith(f"skipped line {at + 1}: field 'type': {says}") for n in load(path, strict=False).notes)

@@ -76,7 +76,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     session_id: str | None = None
     uuids: set[str] = set()  # uuids of the lines read
     copied: set[str] = set()  # uuids of the sub-agent messages read from agent_progress copies
-    for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped):
+    for line, _, obj in iter_jsonl(path, strict=strict, notes=skipped, once=True):
         kind = obj.get("type")
         try:
             if not isinstance(kind, str):

@@ -146,6 +146,10 @@ def _call_usage(payload: dict[str, Any], last: _TokenUsage, *, file: str, line: 
     return replace(u, uncached_input_tokens=u.uncached_input_tokens - written, cache_write_tokens=written)
 
 
+# the rollout line types of codex-rs/protocol/src/protocol.rs (RolloutItem); others are counted in the notes
+_LINE_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
 def read(path: Path, *, strict: bool = True) -> Transcript:
     """Read a Codex rollout into one Conversation (see the module docstring)."""
     file, skipped, notes = path.name, [], []
@@ -165,6 +169,9 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
         try:
             rec = check(_Line, obj, file=file, line=line)
             payload, kind, src = rec.payload, rec.type, SourceRef(file, line)
+            if kind not in _LINE_TYPES and isinstance(payload, dict) and ("role" in payload or "call_id" in payload):
+                raise bad(file, line, f"unknown line type {kind!r} on a line that holds a model item (Codex writes "
+                                      f"{', '.join(sorted(_LINE_TYPES))})", field="type")
             if kind == "session_meta":
                 meta = check(_Meta, payload, file=file, line=line, at="payload")
                 reader.conv_id = meta.id or reader.conv_id

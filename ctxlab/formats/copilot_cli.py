@@ -115,6 +115,10 @@ class _Reader:
         meta: dict[str, Any] = dict(id=ev.id or f"{self.conv_id}:{line}", timestamp=ev.timestamp, thread=thread,
                                     source=SourceRef(self.file, line))
         model = E.MODELS.get(kind)
+        if model is None and kind not in E.BOOKKEEPING and isinstance(d, dict) and (
+                {"toolRequests", "messageId"} & d.keys() or "transformedContent" in d):
+            raise bad(self.file, line, f"unknown event type {kind!r} on an event that holds a message "
+                                       "(Copilot writes user.message and assistant.message for those)", field="type")
         rec = check(model, d, file=self.file, line=line, at="data") if model else None
         if kind == "session.start":
             self.conv_id = str(d.get("sessionId") or self.conv_id)

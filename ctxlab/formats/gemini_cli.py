@@ -167,10 +167,16 @@ class _Fold:
         self.slots = out + [i for group in follow.values() for i in group]
 
 
+_RECORD_TYPES = ("user", "gemini", "info", "warning", "error")  # chatRecordingTypes.ts MessageRecord.type
+
+
 def _record(obj: Any, fold: _Fold, *, line: int, at: str = "") -> Record:
     if not isinstance(obj, dict):
         raise bad(fold.file, line, f"expected a message record object, got {type(obj).__name__}", field=at or None)
     rec = check(Record, obj, file=fold.file, line=line, at=at)
+    if rec.type not in _RECORD_TYPES and {"toolCalls", "tokens", "thoughts", "model"} & obj.keys():
+        raise bad(fold.file, line, f"unknown record type {rec.type!r} on a record that holds a model reply "
+                                   f"(Gemini CLI writes {', '.join(_RECORD_TYPES)})", field=f"{at}.type" if at else "type")
     if rec.tokens is not None:
         check(Tokens, rec.tokens, file=fold.file, line=line, at=f"{at}.tokens" if at else "tokens")
     return rec
