@@ -28,6 +28,7 @@ chapter; the types it produces are taught in chapter 02.
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 import hashlib
 import contextlib
 import contextvars
@@ -326,6 +327,25 @@ def head_objects(head: str, limit: int = 20) -> list[dict[str, Any]]:
             if isinstance(obj, dict):
                 out.append(obj)
     return out
+
+
+class LeftOut(Counter):
+    """Lines a reader leaves out (never sent to a model), counted per kind, with the first line each
+    kind was seen on where the reader knows it. ``left.add("progress/hook", 12)`` twice, then
+    ``left.notes("UI records")`` → ``["left out 2 'progress/hook' line(s) (first at line 12): UI records"]``.
+    A plain ``left[kind] += 1`` still counts (no line then)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first: dict[str, int] = {}
+
+    def add(self, kind: str, line: int) -> None:
+        self[kind] += 1
+        self.first.setdefault(kind, line)
+
+    def notes(self, why: str) -> list[str]:
+        return [f"left out {n} '{k}' line(s){f' (first at line {self.first[k]})' if k in self.first else ''}: {why}"
+                for k, n in self.items()]
 
 
 def unknown_block_text(block: Any) -> str:

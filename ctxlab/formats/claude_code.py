@@ -116,9 +116,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 sub = obj.get("subtype") if kind == "system" else (
                     obj["attachment"].get("type") if kind == "attachment" and isinstance(obj.get("attachment"), dict)
                     else None)
-                key = f"{kind}/{sub}" if sub else str(kind)
-                r.left_out[key] += 1
-                r.first_at.setdefault(key, line)
+                r.left_out.add(f"{kind}/{sub}" if sub else str(kind), line)
         except TranscriptError as err:
             if strict:
                 raise
@@ -132,8 +130,7 @@ def _conversation(r: LineReader, path: Path, session_id: str | None, titles: lis
                   threads: Threads, skipped: list[str]) -> Conversation:
     """The items read, with the notes that say what was left out, merged or guessed."""
     notes = list(r.notes)
-    notes += [f"left out {n} '{k}' line(s){f' (first at line {r.first_at[k]})' if k in r.first_at else ''}: UI records, "
-              "not sent to the model" for k, n in r.left_out.items()]
+    notes += r.left_out.notes("UI records, not sent to the model")
     if r.meta:
         notes.append(f"{r.meta} isMeta user message(s) (local-command caveats, expanded slash commands) read as "
                      f"sent to the model, with origin {META_ORIGIN!r}")

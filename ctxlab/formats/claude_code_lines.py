@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from ..errors import TranscriptError
 from ..messages import (Entry, ImagePart, Item, Message, Part, SourceRef, TextPart, ThinkingPart, ToolCallPart,
                         Usage, canonical_arguments)
-from . import TokenCount, bad, check, unknown_block_text
+from . import LeftOut, TokenCount, bad, check, unknown_block_text
 from .claude_code_tree import Threads
 
 META_ORIGIN = "system"  # isMeta lines: sent to the model, written by Claude Code (not "meta": never sent)
@@ -165,8 +165,7 @@ class LineReader:
         self.responses: dict[tuple[str, str], _Response] = {}  # (thread, message.id) -> merged response
         self.tool_names: dict[str, str] = {}  # tool_use id -> tool name
         self.pending: dict[str, int] = {}  # thread -> index of a compaction entry awaiting its summary
-        self.left_out: Counter[str] = Counter()
-        self.first_at: dict[str, int] = {}  # a kind of line left out -> the first line it was seen on
+        self.left_out = LeftOut()  # lines never sent, by kind, with the first line of each
         self.meta = 0  # isMeta / isVisibleInTranscriptOnly user lines read as sent
         self.agent_lines: Counter[str] = Counter()  # sub-agent thread -> messages read from progress copies
 
@@ -252,8 +251,7 @@ class LineReader:
         inner = data.get("message")
         if data.get("type") != "agent_progress" or not isinstance(inner, dict) or inner.get("type") not in (
                 "user", "assistant"):
-            self.left_out[f"progress/{data.get('type')}"] += 1
-            self.first_at.setdefault(f"progress/{data.get('type')}", line)
+            self.left_out.add(f"progress/{data.get('type')}", line)
             return
         agent = data.get("agentId")
         if not isinstance(agent, str) or not agent:

@@ -48,7 +48,6 @@ Plumbing for chapter 02.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,7 +56,7 @@ from pydantic import BaseModel
 
 from ..errors import TranscriptError
 from ..messages import Entry, Message, SourceRef, ToolSpec, Transcript, Usage
-from . import TokenCount, bad, check, head_objects, iter_jsonl, skip_note
+from . import LeftOut, TokenCount, bad, check, head_objects, iter_jsonl, skip_note
 from .codex_history import DynamicTool, echoed, item_notes, prompt_item, rebuilt, replacement, tool_specs
 from .responses_items import ItemReader, usage
 
@@ -159,8 +158,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     reader = ItemReader(path.stem, file, provider="openai", user_origin=_origin, end_on_output=order is None)
     system: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
-    left_out: Counter[str] = Counter()
-    first_at: dict[str, int] = {}  # a kind of line left out by its type -> the first line it was seen on
+    left_out = LeftOut()  # lines never sent, by kind, with the first line of those left out by their type
     last_total: dict[str, Any] | None = None  # the newest cumulative total_token_usage
     tokens_before: int | None = None  # total_tokens of the newest call: the context size then
     compaction: int | None = None  # index in reader.items of the newest compaction entry
@@ -235,9 +233,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 if sub == "thread_rolled_back":
                     notes.append(f"line {line}: the user rolled back {payload.get('num_turns')} turn(s): Codex drops "
                                  "them from the history from here on; ctxlab keeps every message in line order")
-                key = f"event_msg/{sub}" if kind == "event_msg" else str(kind)
-                left_out[key] += 1
-                first_at.setdefault(key, line)
+                left_out.add(f"event_msg/{sub}" if kind == "event_msg" else str(kind), line)
         except TranscriptError as err:
             if strict:
                 raise
@@ -251,8 +247,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if prompts:
         notes.append(f"{prompts} user prompt(s) read from event_msg/user_message lines: no response item holds them")
     notes += item_notes(rows)
-    notes += [f"left out {n} '{k}' line(s){f' (first at line {first_at[k]})' if k in first_at else ''}: "
-              "not part of the model's context" for k, n in left_out.items()]
+    notes += left_out.notes("not part of the model's context")
     conv = reader.conversation(tools=tools, instructions=system, extra_notes=skipped + notes)
     return Transcript(format=NAME, file=file, conversations=(conv,), notes=tuple(skipped))
 

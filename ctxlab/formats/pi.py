@@ -32,7 +32,6 @@ pi's ``COMPACTION_SUMMARY_PREFIX`` (ctxlab's compacted view adds its own). Plumb
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from pydantic import BaseModel
 
 from ..errors import TranscriptError
 from ..messages import Conversation, Entry, Item, Message, SourceRef, TextPart, Transcript
-from . import bad, check, head_objects, iter_jsonl, skip_note
+from . import LeftOut, bad, check, head_objects, iter_jsonl, skip_note
 from .pi_messages import (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, _iso, _message, _parts,  # noqa: F401 (_iso)
                           _SummaryLine, _User)
 
@@ -164,8 +163,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     items: list[Item] = []
     kept: list[tuple[int, str]] = []  # (entry index or path position, message id), in order
     position: dict[str, int] = {}  # entry id -> path position (tree layout)
-    left_out: Counter[str] = Counter()
-    first_at: dict[str, int] = {}  # kind left out -> the first line it was seen on
+    left_out = LeftOut()  # entries never sent, by kind, with the first line of each
     for pos, (line, index, obj) in enumerate(rows):
         kind, key = obj.get("type"), (pos if tree else index)
         try:
@@ -219,8 +217,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 item = Entry("title", item_id, {"title": check(_SessionInfo, obj, file=file, line=line).name},
                              base.timestamp, source=src)
             else:
-                left_out[str(kind)] += 1
-                first_at.setdefault(str(kind), line)
+                left_out.add(str(kind), line)
                 continue
         except TranscriptError as err:
             if strict:
@@ -241,8 +238,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     if repeated:
         notes.append(f"{len(repeated)} assistant message(s) repeat an earlier responseId ({', '.join(repeated[:5])}): "
                      "kept without it, each pi message entry being its own call")
-    notes += [f"left out {n} '{k}' line(s){f' (first at line {first_at[k]})' if k in first_at else ''}: "
-              "not part of the model's context" for k, n in left_out.items()]
+    notes += left_out.notes("not part of the model's context")
     errored = sum(1 for m in items if isinstance(m, Message) and m.stop_reason in ("error", "aborted"))
     if errored:
         notes.append(f"{errored} errored or aborted assistant turn(s) kept as recorded; pi-ai's transformMessages "
