@@ -76,18 +76,13 @@ def _rows(ledger: Any, conversation: str) -> list[dict[str, Any]]:
     return [{"conversation": conversation, **_jsonable(r)} for r in ledger.rows]
 
 
-def _grouped(notes: list[str], ids: list[str]) -> list[str]:
-    """Notes as printed: one that several conversations share (``"<id>: <text>"`` with the same
-    text) is printed once with their count. ``["a: x", "b: x", "a: y"]`` → ``["(2 conversations) x", "a: y"]``."""
+def _grouped(said: list[tuple[str, str]]) -> list[str]:
+    """Notes as printed, from ``(conversation id, text)`` pairs: a text several conversations share is
+    printed once with their count. ``[("a", "x"), ("b", "x"), ("a", "y")]`` → ``["(2 conversations) x", "a: y"]``."""
     by_text: dict[str, list[str]] = {}
-    order: list[str] = []
-    for note in notes:
-        cid = next((c for c in ids if note.startswith(f"{c}: ")), None)
-        text = note[len(cid) + 2:] if cid is not None else note
-        if text not in by_text:
-            order.append(text)
-        by_text.setdefault(text, []).append(note)
-    return [by_text[t][0] if len(by_text[t]) == 1 else f"({len(by_text[t])} conversations) {t}" for t in order]
+    for cid, text in said:
+        by_text.setdefault(text, []).append(cid)
+    return [f"{ids[0]}: {t}" if len(ids) == 1 else f"({len(ids)} conversations) {t}" for t, ids in by_text.items()]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -111,9 +106,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
                            "conversations": [c.id for _, c in chosen], "rows": [], "notes": []}
     all_rows, failures, texts = [], [], []
     fidelity: dict[str, Any] = {"structural": {"calls": 0, "within_calls": 0}, "end_to_end": {"calls": 0, "within_calls": 0}}
-    skipped = []
+    skipped: list[str] = []
+    said: list[tuple[str, str]] = []  # (conversation id, note); --json shows them as "id: note"
+    why_skipped: dict[str, str] = {}  # conversation id -> why it was not replayed
     for _, conv in chosen:
-        out["notes"] += [f"{conv.id}: {n}" for n in _notes(transcript, conv)]
+        said += [(conv.id, n) for n in _notes(transcript, conv)]
         if args.recorded:
             # what was recorded is reported whatever the pairing: only ctxlab's own rendering (end to end)
             # needs contexts it can build, and a conversation whose contexts cannot be built says why
@@ -122,7 +119,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 e2e = end_to_end(conv)
             except CtxlabError as err:
                 e2e = None
-                out["notes"].append(f"{conv.id}: end-to-end fidelity not measured: {' '.join(str(err).split())}")
+                said.append((conv.id, f"end-to-end fidelity not measured: {' '.join(str(err).split())}"))
             for key, report in (("structural", fit), ("end_to_end", e2e)):
                 calls = 0 if report is None else (len(report.calls) if key == "structural" else report.calls)
                 fidelity[key]["calls"] += calls
@@ -139,18 +136,19 @@ def cmd_replay(args: argparse.Namespace) -> int:
                     raise
                 # one bad conversation of many: said and skipped, the others still replayed
                 skipped.append(conv.id)
-                out["notes"].append(f"{conv.id}: not replayed: {' '.join(str(err).split())}")
+                why_skipped[conv.id] = " ".join(str(err).split())
+                said.append((conv.id, f"not replayed: {why_skipped[conv.id]}"))
                 continue
             ledger = result.ledger
-            out["notes"] += [f"{conv.id}: {n}" for n in result.notes]
+            said += [(conv.id, n) for n in result.notes]
             failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
         all_rows += ledger.rows
         out["rows"] += _rows(ledger, conv.id)
         texts.append(f"== {shown(conv.id)} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
+    out["notes"] = [f"{cid}: {n}" for cid, n in said]
     if skipped:
         out["skipped_conversations"] = skipped
-        said = f"{skipped[0]}: not replayed: "
-        why = next(n for n in out["notes"] if n.startswith(said)).removeprefix(said)
+        why = why_skipped[skipped[0]]
         print(shown(f"ctxlab replay{' --check' if args.check else ''}: {len(skipped)} of {len(chosen)} conversations "
                     f"could not be replayed ({', '.join(skipped[:5])}{' ...' if len(skipped) > 5 else ''}); "
                     f"first: {skipped[0]}: {why}"), file=sys.stderr)
@@ -186,7 +184,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
               + (f", {len(skipped)} of {len(chosen)} conversations skipped" if skipped else "")
               + f" ({out['strategy']}; "
               f"prices: {shown(out['prices']['package'])} {shown(out['prices']['version'])})")
-        for n in _grouped(out["notes"], out["conversations"]):  # --json keeps every note as it is
+        for n in _grouped(said):  # --json keeps every note as it is
             print(shown(f"note: {n}"))
         if args.check:
             print("check: OK, every context passed" if not failures and not skipped else
