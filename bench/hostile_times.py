@@ -5,7 +5,7 @@
 
 Every file is made in a temporary folder outside the repository (nothing is written into it unless
 ``--write`` is given). ``inspect`` and ``replay`` run twice per file: in this process
-(``ctxlab.cli.main``, its output captured) and as ``python -m ctxlab`` in a child process (the
+(``ctxlab.cli.main.main``, its output captured) and as ``python -m ctxlab`` in a child process (the
 child's time includes starting Python and importing ctxlab: the first row measures that alone).
 The planted page goes through the PageStore API instead (``get`` and the ``read_page`` tool), on a
 sparse 2 GB file: no disk used, and the store must refuse it by its size, unread. Times are wall
@@ -36,8 +36,8 @@ CHILD_TIMEOUT_S = 30  # a hang shows as a timeout, not a stuck benchmark
 
 
 def _in_process(argv: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, exit code and the first stderr line of ``ctxlab.cli.main(argv)``."""
-    from ctxlab.cli import main
+    """Wall seconds, exit code and the first stderr line of ``ctxlab.cli.main.main(argv)``."""
+    from ctxlab.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     start = time.perf_counter()

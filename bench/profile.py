@@ -42,7 +42,7 @@ def cold() -> None:
 
 
 def replay_pi(*strategies: str) -> None:
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
     from ctxlab.replay import replay
 
     conv = load(SHARED / "pi-mono" / "before-compaction.jsonl").conversation()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import SHARED, Goal, Section, best_of, main_for, ms, timed  # noqa: E402
 
 from ctxlab.messages import ThinkingPart  # noqa: E402
-from ctxlab.render_cache import RenderCache  # noqa: E402
+from ctxlab.fast.render_cache import RenderCache  # noqa: E402
 from ctxlab.tokens import MessageMeter  # noqa: E402
 
 SOURCE = SHARED / "pi-mono" / "before-compaction.jsonl"
@@ -90,7 +90,7 @@ def run(quick: bool = False) -> Section:
     if not SOURCE.exists():
         section.skipped = f"the shared transcripts are not at {SOURCE.parent.parent} (they sit beside the repository)."
         return section
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
     from ctxlab.replay import replay
     from ctxlab.strategies import STRATEGY_NAMES
 

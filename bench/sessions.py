@@ -22,9 +22,9 @@ from functools import lru_cache
 from typing import Any, Sequence
 
 from ctxlab.messages import Conversation, Message, TextPart, ToolCallPart
-from ctxlab.profiles import ModelProfile, profile_for
+from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import TiktokenCounter
-from ctxlab.workbook import load_workbook_conversation
+from ctxlab.lab.workbook import load_workbook_conversation
 
 MODEL = "gpt-4o"  # exact o200k counts (calibration 1.0); earlier reasoning is never sent back
 

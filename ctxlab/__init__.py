@@ -15,10 +15,10 @@ from __future__ import annotations
 
 __version__ = "0.1.0"  # the one place the version is written (pyproject.toml reads it from here)
 
-from .context import BudgetPolicy, Context, UnitReport, build_context
-from .errors import BudgetError, CtxlabError, OrphanError, SessionError, TranscriptError, UnknownFormatError
-from .interactions import STUB_TEXT, Orphan, Unit, find_orphans, group_units
-from .messages import (
+from ctxlab.context import BudgetPolicy, Context, UnitReport, build_context
+from ctxlab.base.errors import BudgetError, CtxlabError, OrphanError, SessionError, TranscriptError, UnknownFormatError
+from ctxlab.interactions import STUB_TEXT, Orphan, Unit, find_orphans, group_units
+from ctxlab.messages import (
     Conversation,
     Entry,
     ImagePart,
@@ -37,8 +37,8 @@ from .messages import (
     tool_result,
     user,
 )
-from .profiles import ModelProfile, profile_for, with_window
-from .tokens import (
+from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
+from ctxlab.tokens import (
     COUNTER_NAMES,
     CharsPerTokenCounter,
     EstimateRow,
@@ -55,30 +55,30 @@ from .tokens import (
 )
 
 # ---- the prefix-cache ledger (chapter 04) ----
-from .cache import AnthropicCache, CacheOutcome, OpenAICache, request_from_sizes, to_provider_fields
-from .calibration import CalibrationReport, measure_calibration
-from .checks import Violation, check_context
-from .fidelity import end_to_end, structural
-from .ledger import Ledger, LedgerRow, recorded_ledger
-from .render import Block, PrefixDiff, RenderedRequest, prefix_diff, render_blocks, to_anthropic_body, to_openai_body
-from .replay import ReplayResult, model_calls, replay
-from .strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
+from ctxlab.cache import AnthropicCache, CacheOutcome, OpenAICache, request_from_sizes, to_provider_fields
+from ctxlab.lab.calibration import CalibrationReport, measure_calibration
+from ctxlab.checks import Violation, check_context
+from ctxlab.lab.fidelity import end_to_end, structural
+from ctxlab.ledger import Ledger, LedgerRow, recorded_ledger
+from ctxlab.render import Block, PrefixDiff, RenderedRequest, prefix_diff, render_blocks, to_anthropic_body, to_openai_body
+from ctxlab.replay import ReplayResult, model_calls, replay
+from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
                          Strategy, get_strategy)
 
 # ---- pruning, paging, summaries, compaction (chapters 05-08) ----
-from .compaction import CompactionError, CompactionPolicy, CompactionStrategy
-from .facts import Fact, FactReport, fact_retention, load_facts
-from .loop import ContextManager, Request, neutral_usage
-from .paging import READ_PAGE_TOOL, PagedStrategy, PageError, PageStore, PagingPolicy, execute_read_page, page_message
-from .pipeline import PipelineStrategy
-from .pruning import ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message, prune_text
-from .summary import (BudgetedSummaryStrategy, LLMSummarizer, RuleBasedSummarizer, Summarizer, Summary,
+from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
+from ctxlab.facts import Fact, FactReport, fact_retention, load_facts
+from ctxlab.loop import ContextManager, Request, neutral_usage
+from ctxlab.paging import READ_PAGE_TOOL, PagedStrategy, PageError, PageStore, PagingPolicy, execute_read_page, page_message
+from ctxlab.pipeline import PipelineStrategy
+from ctxlab.pruning import ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message, prune_text
+from ctxlab.summary import (BudgetedSummaryStrategy, LLMSummarizer, RuleBasedSummarizer, Summarizer, Summary,
                       placement_experiment, summary_call)
 
 # ---- plumbing: sessions, transcript readers, prices ----
-from .formats import detect, load
-from .prices import cost, price_for
-from .session import Session
+from ctxlab.io.formats import detect, load
+from ctxlab.tables.prices import cost, price_for
+from ctxlab.io.session import Session
 
 __all__ = [
     "__version__",

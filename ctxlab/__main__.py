@@ -1,8 +1,8 @@
-"""``python -m ctxlab ...``: the command line (see :mod:`ctxlab.cli`)."""
+"""``python -m ctxlab ...``: the command line (see :mod:`ctxlab.cli.main`)."""
 
 import sys
 
-from .cli import main
+from ctxlab.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Iterable, Protocol, Sequence
 
-from ._offline_encodings import get_encoding
-from .cache_rules import NO_CACHE, CacheRule, bills_cache_writes, model_key, rule_for
-from .render import Block, RenderedRequest, shared_blocks
+from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.cache_rules import NO_CACHE, CacheRule, bills_cache_writes, model_key, rule_for
+from ctxlab.render import Block, RenderedRequest, shared_blocks
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ class _Store:
     """Entries by (model, prefix digest), and by the prefix without thinking salt (for the reasons)."""
 
     def __init__(self, rules: CacheRule | None, min_tokens: int | None, ttl_s: float | None) -> None:
-        from .errors import CtxlabError
-        from .validate import seconds, tokens
+        from ctxlab.base.errors import CtxlabError
+        from ctxlab.base.validate import seconds, tokens
 
         if rules is not None and not isinstance(rules, CacheRule):  # the simulators' arguments, checked once here
             raise CtxlabError(f"rules must be a CacheRule (e.g. rule_for('gemini-2.5-pro')) or None "

@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from .context import Context
-from .errors import OrphanError
-from .interactions import find_orphans, group_units, provider_error
-from .messages import Conversation, Message
+from ctxlab.context import Context
+from ctxlab.base.errors import OrphanError
+from ctxlab.interactions import find_orphans, group_units, provider_error
+from ctxlab.messages import Conversation, Message
 
 UNBUDGETED = frozenset({"full", "recorded"})
 MADE_BY_CTXLAB = frozenset({"synthetic", "compact_summary"})  # origins of messages a context may add
@@ -89,8 +89,8 @@ def _provider(context: Context, history: Conversation) -> list[Violation]:
 
 
 def _head(context: Context, history: Conversation) -> list[Violation]:
-    from .paging import READ_PAGE_TOOL  # the one tool a strategy may add
-    from .summary import SUMMARY_MARKER  # how every placed summary opens
+    from ctxlab.paging import READ_PAGE_TOOL  # the one tool a strategy may add
+    from ctxlab.summary import SUMMARY_MARKER  # how every placed summary opens
 
     base = len(history.system)
     head = context.system[:base]
@@ -131,7 +131,7 @@ def _history(sent: tuple[Message, ...], recorded: tuple[Message, ...]) -> list[V
 
 def _summarised(message: Message, history: Conversation) -> bool:
     """Whether the newest compaction in ``history`` left ``message`` out of the view (its summary stands for it)."""
-    from .strategies import compacted_view
+    from ctxlab.strategies import compacted_view
 
     view, entry, _ = compacted_view(history)
     return entry is not None and message not in view.messages

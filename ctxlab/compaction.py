@@ -32,15 +32,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Literal
 
-from . import validate
-from .context import Context
-from .errors import BudgetError
-from .interactions import Unit, group_units
-from .messages import Conversation, Entry, Message, user
-from .profiles import ModelProfile
-from .strategies import SUMMARY_PREFIX, Call, Decision, SideCall, compacted_view, whole_context
-from .summary import _cut_to_tokens
-from .tokens import CharsPerTokenCounter, MessageMeter
+from ctxlab.base import validate
+from ctxlab.context import Context
+from ctxlab.base.errors import BudgetError
+from ctxlab.interactions import Unit, group_units
+from ctxlab.messages import Conversation, Entry, Message, user
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.strategies import SUMMARY_PREFIX, Call, Decision, SideCall, compacted_view, whole_context
+from ctxlab.summary import _cut_to_tokens
+from ctxlab.tokens import CharsPerTokenCounter, MessageMeter
 
 SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
                        "requests, constraints and decisions, files read and changed, commands run, errors, "
@@ -96,7 +96,7 @@ class CompactionStrategy:
         """The summarizer; when its own cap is larger than ``cap`` (the room left, under the meter's counter)
         and it has such a setting, a copy held to ``cap``."""
         if self.summarizer is None:
-            from .summary import RuleBasedSummarizer  # the default; any Summarizer works
+            from ctxlab.summary import RuleBasedSummarizer  # the default; any Summarizer works
             self.summarizer = RuleBasedSummarizer()
         summarizer = self.summarizer
         if is_dataclass(summarizer) and {"max_tokens", "counter"} <= {f.name for f in fields(summarizer)} \
@@ -221,8 +221,8 @@ class CompactionStrategy:
         Returns the new units and counts, the tokens saved, and one ``pruned_result`` entry per result
         (the session keeps the original; the context shows the pruned one from now on).
         """
-        from .codec import message_to_dict
-        from .pruning import fair_shares, prune_message
+        from ctxlab.io.codec import message_to_dict
+        from ctxlab.pruning import fair_shares, prune_message
 
         newest = units[-1]
         results = [m for m in newest.messages if m.role == "tool"]

@@ -23,13 +23,13 @@ import html
 from dataclasses import dataclass, field
 from typing import Literal, Sequence
 
-from . import validate
-from .errors import BudgetError, CtxlabError
-from .interactions import Granularity, Unanswered, Unit, find_orphans, group_units
-from .messages import Conversation, Message, ToolSpec
-from .profiles import ModelProfile, profile_for
-from .safe_text import shown
-from .tokens import MessageMeter, infer_static_head
+from ctxlab.base import validate
+from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.interactions import Granularity, Unanswered, Unit, find_orphans, group_units
+from ctxlab.messages import Conversation, Message, ToolSpec
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.base.safe_text import shown
+from ctxlab.tokens import MessageMeter, infer_static_head
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     profile = profile or profile_for(conversation.model, conversation.provider)
     meter = meter or MessageMeter(profile)
     if meter.incremental:  # an agent loop's meter remembers the last history: redo only what changed
-        from .incremental import incremental_context
+        from ctxlab.fast.incremental import incremental_context
         fast = incremental_context(conversation, policy, profile, meter)
         if fast is not None:  # None: an error to raise or a case to read from scratch, below
             return fast

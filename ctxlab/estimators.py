@@ -212,9 +212,9 @@ def read_estimator_table(path: str | None = None) -> list[tuple]:
     percentages of the exact o200k count, speed as a multiple of tiktoken's. Chapter 01."""
     import csv
 
-    from .workbook import DATA  # the repository's data/ folder, as for the chapters' other tables
+    from ctxlab.lab.data import ESTIMATOR_TABLE  # one module names every path under data/
 
-    path = path or str(DATA / "estimators.csv")
+    path = path or str(ESTIMATOR_TABLE)
     with open(path, encoding="utf-8") as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
 

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import CtxlabError
-from .messages import Conversation, Entry, Message
-from .replay import model_calls
-from .safe_text import shown
-from .summary import PAGE_HANDLE, SUMMARY_MARKER
+from ctxlab.base.errors import CtxlabError
+from ctxlab.messages import Conversation, Entry, Message
+from ctxlab.replay import model_calls
+from ctxlab.base.safe_text import shown
+from ctxlab.summary import PAGE_HANDLE, SUMMARY_MARKER
 
 
 @dataclass(frozen=True)

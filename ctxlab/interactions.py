@@ -14,7 +14,7 @@ has no result after it (an *orphan*). So history is cut only between **units**:
 A call that never got a result (the agent was interrupted) gets one declared treatment —
 ``stub`` (a synthetic error result is added after the round) or ``drop`` (the call is removed
 from its assistant message) — and is always reported. A result with no call before it cannot be
-placed: :func:`group_units` raises :class:`~ctxlab.errors.OrphanError` naming it.
+placed: :func:`group_units` raises :class:`~ctxlab.base.errors.OrphanError` naming it.
 
 Pinning (which units must be kept) is a separate idea; see ``context.py``. Taught in chapter 03.
 """
@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, Sequence
 
-from .errors import OrphanError
-from .messages import Message, TextPart, ToolCallPart
+from ctxlab.base.errors import OrphanError
+from ctxlab.messages import Message, TextPart, ToolCallPart
 
 Granularity = Literal["round", "turn"]
 Unanswered = Literal["stub", "drop"]

@@ -12,14 +12,14 @@ differently, which is why the ledger never uses the bare word "input": Anthropic
 with ``cached_tokens`` inside it. Readers convert both into these neutral fields.
 
 Rows come from a cache simulator (:func:`from_outcome`, used by the replay) or from what a
-transcript recorded (:func:`recorded_ledger`). Every row is priced with :mod:`ctxlab.prices`; a
+transcript recorded (:func:`recorded_ledger`). Every row is priced with :mod:`ctxlab.tables.prices`; a
 model the price table does not know gets cost ``None`` and a note, never 0. Totals weight the hit
 rate by tokens: sum(read) / sum(total input), not the mean of per-call rates (a tiny call with no
 hit must not count as much as a 100k-token call with a full hit).
 
 Simplified on purpose: one row per provider response, nothing finer (no streaming chunks), and
 output tokens are priced as recorded, thinking included. The text and HTML tables show thread names,
-notes and titles with keys masked and control characters escaped (:func:`ctxlab.safe_text.shown`).
+notes and titles with keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`).
 Taught in chapter 04.
 """
 
@@ -30,9 +30,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from . import prices
-from .messages import Conversation, Message, Usage
-from .safe_text import shown
+from ctxlab.tables import prices
+from ctxlab.messages import Conversation, Message, Usage
+from ctxlab.base.safe_text import shown
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ _RECORDED_KEYS = {"input": "input", "uncached_input": "input", "cacheRead": "cac
 
 
 def _recorded_cost(usage: Usage | None) -> dict[str, float] | None:
-    """A transcript's own per-bucket cost, keys as in :class:`ctxlab.prices.Cost` (input = uncached)."""
+    """A transcript's own per-bucket cost, keys as in :class:`ctxlab.tables.prices.Cost` (input = uncached)."""
     if usage is None or not usage.cost_usd:
         return None
     return {_RECORDED_KEYS[k]: float(v) for k, v in usage.cost_usd.items() if k in _RECORDED_KEYS}
@@ -250,7 +250,7 @@ class Ledger:
 
     def figure(self, title: str | None = None) -> Any:
         """Stacked bars per call (read / write / uncached) and the cumulative cost (plotly)."""
-        from .widgets._ledger_plot import ledger_figure
+        from ctxlab.widgets._ledger_plot import ledger_figure
 
         return ledger_figure(self, title)
 

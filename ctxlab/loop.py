@@ -26,15 +26,15 @@ import json
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from . import validate
-from .context import Context
-from .errors import CtxlabError
-from .messages import Message, TextPart, ToolCallPart, Usage, canonical_arguments, tool_result, user
-from .profiles import ModelProfile, profile_for
-from .render import to_anthropic_body, to_openai_body
-from .session import Session
-from .strategies import Call, Decision, Strategy, get_strategy
-from .tokens import MessageMeter
+from ctxlab.base import validate
+from ctxlab.context import Context
+from ctxlab.base.errors import CtxlabError
+from ctxlab.messages import Message, TextPart, ToolCallPart, Usage, canonical_arguments, tool_result, user
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.io.session import Session
+from ctxlab.strategies import Call, Decision, Strategy, get_strategy
+from ctxlab.tokens import MessageMeter
 
 
 @dataclass(frozen=True)

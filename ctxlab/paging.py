@@ -44,11 +44,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from .codec import loads
-from .errors import CtxlabError
-from .messages import Conversation, Entry, Message, TextPart, ToolSpec
-from .pruning import PrunedStrategy, _Cutter, _Step, replacement_entry, text_tokens
-from .tokens import TiktokenCounter, TokenCounter
+from ctxlab.io.codec import loads
+from ctxlab.base.errors import CtxlabError
+from ctxlab.messages import Conversation, Entry, Message, TextPart, ToolSpec
+from ctxlab.pruning import PrunedStrategy, _Cutter, _Step, replacement_entry, text_tokens
+from ctxlab.tokens import TiktokenCounter, TokenCounter
 
 HANDLE_CHARS = 16
 MAX_PAGE_BYTES = 256 * 1024 * 1024
@@ -395,7 +395,7 @@ class PagingPolicy:
     tail_tokens: int = 500
 
     def __post_init__(self) -> None:
-        from .validate import settle, tokens
+        from ctxlab.base.validate import settle, tokens
 
         settle(self, **{name: tokens(name, getattr(self, name), allow_zero=True, allow_none=False)
                         for name in ("head_tokens", "tail_tokens")})

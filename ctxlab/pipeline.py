@@ -20,15 +20,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from . import validate
-from .codec import message_to_dict
-from .compaction import CompactionPolicy, CompactionStrategy, without_recorded
-from .messages import Conversation, Entry, Message
-from .paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
-from .profiles import ModelProfile
-from .pruning import prune_message
-from .strategies import Call, Decision, compacted_view, whole_context
-from .tokens import MessageMeter
+from ctxlab.base import validate
+from ctxlab.io.codec import message_to_dict
+from ctxlab.compaction import CompactionPolicy, CompactionStrategy, without_recorded
+from ctxlab.messages import Conversation, Entry, Message
+from ctxlab.paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.pruning import prune_message
+from ctxlab.strategies import Call, Decision, compacted_view, whole_context
+from ctxlab.tokens import MessageMeter
 
 
 @dataclass

@@ -27,16 +27,16 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
-from . import validate
-from ._offline_encodings import get_encoding
-from .codec import message_from_dict, message_to_dict
-from .context import BudgetPolicy, Context, build_context
-from .errors import BudgetError, CtxlabError
-from .interactions import group_units
-from .messages import Conversation, Entry, Message, TextPart, ToolSpec
-from .profiles import ModelProfile
-from .strategies import Call, Decision
-from .tokens import MessageMeter, TiktokenCounter, TokenCounter, infer_static_head
+from ctxlab.base import validate
+from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.io.codec import message_from_dict, message_to_dict
+from ctxlab.context import BudgetPolicy, Context, build_context
+from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation, Entry, Message, TextPart, ToolSpec
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.strategies import Call, Decision
+from ctxlab.tokens import MessageMeter, TiktokenCounter, TokenCounter, infer_static_head
 
 DEFAULT_MARKER = "\n[... {omitted:,} tokens omitted ...]\n"
 _ROUNDS = 16  # re-count rounds before prune_text falls back to the marker alone (always fits)

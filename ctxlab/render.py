@@ -23,12 +23,12 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from .cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
-from .codec import loads
-from .context import Context
-from .messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
-from .render_cache import RenderCache, Rendered  # RenderCache is imported from here too (replay.py)
-from .tokens import MessageMeter, tools_tokens
+from ctxlab.tables.cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
+from ctxlab.io.codec import loads
+from ctxlab.context import Context
+from ctxlab.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
+from ctxlab.fast.render_cache import RenderCache, Rendered  # RenderCache is imported from here too (replay.py)
+from ctxlab.tokens import MessageMeter, tools_tokens
 
 
 def _canon(obj: Any) -> str:

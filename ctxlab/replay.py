@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
-from . import validate
-from .checks import check_context
-from .messages import Conversation, Entry, Item, Message
-from .profiles import ModelProfile, profile_for, with_window
-from .render import RenderCache, RenderedRequest, render_blocks
-from .strategies import Call, Decision, Strategy, get_strategy
-from .tokens import MessageMeter, infer_static_head
+from ctxlab.base import validate
+from ctxlab.checks import check_context
+from ctxlab.messages import Conversation, Entry, Item, Message
+from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
+from ctxlab.render import RenderCache, RenderedRequest, render_blocks
+from ctxlab.strategies import Call, Decision, Strategy, get_strategy
+from ctxlab.tokens import MessageMeter, infer_static_head
 
 
 def parse_time(stamp: str | None) -> float | None:
@@ -98,7 +98,7 @@ class ReplayResult:
 
 
 def _simulator(provider: str, rules: dict[str, Any]):
-    from .cache import AnthropicCache, OpenAICache  # imported here: the cache module is optional for building
+    from ctxlab.cache import AnthropicCache, OpenAICache  # imported here: the cache module is optional for building
 
     return AnthropicCache(**rules) if provider == "anthropic" else OpenAICache(**rules)
 
@@ -116,7 +116,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     naming the call, and CtxlabError (a ValueError) naming the argument for a bad ``window`` (a bad
     TTL or minimum in ``cache_rules`` at the first call).
     """
-    from .ledger import Ledger, row_from_outcome
+    from ctxlab.ledger import Ledger, row_from_outcome
 
     window = validate.tokens("window", window)
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy

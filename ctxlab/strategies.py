@@ -24,13 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from . import validate
-from .context import BudgetPolicy, Context, build_context, check_fixed_part
-from .errors import BudgetError
-from .interactions import find_orphans, group_units
-from .messages import Conversation, Entry, Message, TextPart
-from .profiles import ModelProfile
-from .tokens import MessageMeter
+from ctxlab.base import validate
+from ctxlab.context import BudgetPolicy, Context, build_context, check_fixed_part
+from ctxlab.base.errors import BudgetError
+from ctxlab.interactions import find_orphans, group_units
+from ctxlab.messages import Conversation, Entry, Message, TextPart
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.tokens import MessageMeter
 
 
 @dataclass(frozen=True)
@@ -180,7 +180,7 @@ def substituted(history: Conversation) -> Conversation:
     A ``paged_result`` / ``pruned_result`` entry carrying a ``replacement`` names the message it
     stands in for; the original stays in the session, untouched.
     """
-    from .codec import message_from_dict
+    from ctxlab.io.codec import message_from_dict
 
     swaps = {it.data["message_id"]: it.data["replacement"] for it in history.items
              if isinstance(it, Entry) and it.kind in ("paged_result", "pruned_result") and "replacement" in it.data}

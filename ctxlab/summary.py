@@ -26,14 +26,14 @@ import re
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from typing import Any, Callable, Literal, Protocol, Sequence
 
-from . import validate
-from .codec import loads
-from .context import BudgetPolicy, Context, build_context
-from .errors import BudgetError
-from .interactions import group_units
-from .messages import Conversation, Message, TextPart, ToolCallPart
-from .strategies import whole_context
-from .tokens import TiktokenCounter, TokenCounter
+from ctxlab.base import validate
+from ctxlab.io.codec import loads
+from ctxlab.context import BudgetPolicy, Context, build_context
+from ctxlab.base.errors import BudgetError
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation, Message, TextPart, ToolCallPart
+from ctxlab.strategies import whole_context
+from ctxlab.tokens import TiktokenCounter, TokenCounter
 
 SECTIONS = ("Task", "Constraints", "Decisions", "Files", "Commands", "Errors", "Open steps", "Pages")
 DROP_ORDER = ("Commands", "Seen", "Files", "Errors", "Decisions", "Open steps", "Pages")  # least important first
@@ -347,7 +347,7 @@ def summary_call(history: Conversation, dropped: Sequence[Message], summary: Sum
     prefix: the request sent last (``prefix``; without one, the system prompt, the tools and the dropped
     messages) with ``prompt`` as a last user message, so the provider reads that request from its cache.
     """
-    from .strategies import SideCall
+    from ctxlab.strategies import SideCall
 
     prompt = prompt or DEFAULT_PROMPT.format(max_tokens=summary.tokens or 1_000)
     thread = dropped[0].thread if dropped else "main"
@@ -408,7 +408,7 @@ class BudgetedSummaryStrategy:
         self.summary_share = validate.ratio("summary_share", self.summary_share, lo_open=False, hi_open=True)
 
     def decide(self, history: Conversation, call: Any, profile: Any, meter: Any) -> Any:
-        from .strategies import Decision
+        from ctxlab.strategies import Decision
 
         if self.placement not in PLACEMENTS:
             raise ValueError(f"placement {self.placement!r}: choose one of {', '.join(PLACEMENTS)}")
@@ -493,11 +493,11 @@ def placement_experiment(conversation: Conversation, *, window: int = 30_000,
     ``window`` is a positive whole number of tokens (else CtxlabError naming it).
     """
     window = validate.tokens("window", window, allow_none=False)
-    from .cache import AnthropicCache, OpenAICache, shared_prefix_tokens
-    from .profiles import profile_for
-    from .render import prefix_diff
-    from .replay import parse_time, replay
-    from .tokens import MessageMeter
+    from ctxlab.cache import AnthropicCache, OpenAICache, shared_prefix_tokens
+    from ctxlab.tables.profiles import profile_for
+    from ctxlab.render import prefix_diff
+    from ctxlab.replay import parse_time, replay
+    from ctxlab.tokens import MessageMeter
 
     marker, rows = json.dumps(SUMMARY_MARKER)[1:-1], []
     for provider in providers:

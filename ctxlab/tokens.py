@@ -23,9 +23,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable, Protocol, Sequence
 
-from ._offline_encodings import get_encoding
-from .messages import Conversation, ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolSpec
-from .profiles import ModelProfile
+from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.messages import Conversation, ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolSpec
+from ctxlab.tables.profiles import ModelProfile
 
 
 class TokenCounter(Protocol):
@@ -86,7 +86,7 @@ def get_counter(name: str) -> TokenCounter:
     if name in ("o200k", "o200k_base", "cl100k", "cl100k_base"):
         return TiktokenCounter(name if name.endswith("_base") else f"{name}_base")
     if name == "script-aware":
-        from .estimators import ScriptAwareCounter
+        from ctxlab.estimators import ScriptAwareCounter
         return ScriptAwareCounter()
     if name.startswith("chars/"):
         try:

@@ -75,7 +75,7 @@ def message_texts(message) -> list[str]:
 
 def corpus(source_dir: Path) -> tuple[list[list[str]], list[list[str]]]:
     """(fitting messages, reporting messages); each message is its list of texts."""
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
 
     halves: tuple[list[list[str]], list[list[str]]] = ([], [])
     for name, _, _ in SOURCES:

@@ -15,16 +15,16 @@ session. One row per transcript, every thread of the file together:
     transcript, source, licence, model     where the figures come from
     calls                                  model calls with recorded usage
     structural_within, structural_share    calls whose simulated read and write are both within 1% of
-                                           the recorded prompt (ctxlab.fidelity.structural)
+                                           the recorded prompt (ctxlab.lab.fidelity.structural)
     naive_within, naive_share              the same for the naive rule "read = previous prompt if the
                                            gap is under 5 minutes"
     misses                                 cache misses and mispredictions by kind: ``kind=calls/predicted``
     e2e_calls, e2e_within, e2e_share       ctxlab's own rendered prompt (recorded strategy, o200k x the
                                            calibration factor, inferred head) within 10% of the recorded
-                                           prompt (ctxlab.fidelity.end_to_end)
+                                           prompt (ctxlab.lab.fidelity.end_to_end)
     e2e_median_error                       median of (predicted - recorded) / recorded
     calibration, calibration_median,       Claude tokens / o200k tokens measured from recorded usage
-    calibration_pairs                      (ctxlab.calibration.measure_calibration): ratio of sums,
+    calibration_pairs                      (ctxlab.lab.calibration.measure_calibration): ratio of sums,
                                            median of per-pair ratios, pairs used
     profile_calibration                    the factor ctxlab's profile for the model applies
 
@@ -58,10 +58,10 @@ COLUMNS = ["transcript", "source", "licence", "model", "calls", "structural_with
 
 def table_row(name: str, path: Path, source: str, licence: str) -> dict[str, object]:
     """The figures of one transcript (its only conversation, all threads)."""
-    from ctxlab.calibration import measure_calibration
-    from ctxlab.fidelity import end_to_end, structural
-    from ctxlab.formats import load
-    from ctxlab.profiles import profile_for
+    from ctxlab.lab.calibration import measure_calibration
+    from ctxlab.lab.fidelity import end_to_end, structural
+    from ctxlab.io.formats import load
+    from ctxlab.tables.profiles import profile_for
 
     conv = load(path).conversation()
     fit, e2e, cal = structural(conv), end_to_end(conv), measure_calibration(conv)

@@ -7,16 +7,16 @@ figures ctxlab computes from each file are written (counts and shares), no text 
 One row per file; a file with several conversations is summed over them:
 
     folder, file, source             where the figures come from (the folder README's source line)
-    format                           what ctxlab.formats.detect names it
+    format                           what ctxlab.io.formats.detect names it
     conversations, messages          as read
     tool_calls, tool_results         tool calls the assistant messages make; tool messages
     usage_calls                      model calls whose recorded usage gives the prompt (input tokens > 0)
     recorded_input_tokens            the sum of those calls' recorded prompts (every cache bucket)
     model                            the first conversation's model ("" when not recorded)
     structural_share                 calls whose simulated cache read and write are both within 1% of
-                                     the recorded prompt (ctxlab.fidelity.structural)
+                                     the recorded prompt (ctxlab.lab.fidelity.structural)
     e2e_share, e2e_median_error      ctxlab's own prompt under the `recorded` strategy within 10% of the
-                                     recorded prompt, and the median signed error (ctxlab.fidelity.end_to_end)
+                                     recorded prompt, and the median signed error (ctxlab.lab.fidelity.end_to_end)
 
 The shares are empty where nothing was recorded. The figures depend on the readers, the simulator
 and the counters: regenerate after changing them (``tests/test_format_table.py`` compares a fresh
@@ -66,8 +66,8 @@ def source_line(folder: Path) -> str:
 
 def table_row(path: Path) -> dict[str, object]:
     """The figures of one file, summed over its conversations (each with all its threads)."""
-    from ctxlab.fidelity import end_to_end, structural
-    from ctxlab.formats import load
+    from ctxlab.lab.fidelity import end_to_end, structural
+    from ctxlab.io.formats import load
 
     transcript = load(path)
     convs = transcript.conversations

@@ -8,7 +8,7 @@ the session. The file opens with ``# key: value`` comment lines naming the sourc
 
 Two sections, one row per strategy or policy:
 
-    leaderboard   every strategy of ``ctxlab.compare`` (and ``recorded``: what pi sent, its own two compactions
+    leaderboard   every strategy of ``ctxlab.lab.compare`` (and ``recorded``: what pi sent, its own two compactions
                   applied) at the model's window, 200,000 — the rows of
                   ``python -m ctxlab replay FILE --compare --facts data/pi_facts.json`` (chapter 08)
     policies      ``budgeted`` and ``compaction`` with the trigger / target pairs of chapter 07's grid, at half
@@ -39,14 +39,14 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run from a clone without installing ctxlab
     sys.path.insert(0, str(HERE.parent))
 
-from ctxlab.compare import strategies_for  # noqa: E402
+from ctxlab.lab.compare import strategies_for  # noqa: E402
 from ctxlab.facts import load_facts  # noqa: E402
 from ctxlab.messages import Entry  # noqa: E402
-from ctxlab.profiles import profile_for  # noqa: E402
+from ctxlab.tables.profiles import profile_for  # noqa: E402
 from ctxlab.replay import model_calls, replay  # noqa: E402
 from ctxlab.widgets.ch07_compaction import policy_grid, policy_replay, prefix_rewrites  # noqa: E402
 from ctxlab.widgets.ch08_leaderboard import CSV_COLUMNS, compare_row  # noqa: E402
-from ctxlab.workbook import load_workbook_conversation  # noqa: E402
+from ctxlab.lab.workbook import load_workbook_conversation  # noqa: E402
 
 DEFAULT_SOURCE = HERE.parent.parent / "shared" / "data" / "transcripts" / "pi-mono" / "before-compaction.jsonl"
 FACTS = HERE / "pi_facts.json"

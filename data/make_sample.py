@@ -2,7 +2,7 @@
 
 What it holds: a synthetic coding-agent session (an agent moves a small web service, ``orderly``,
 to port 8443 with TLS, chases a flaky test, then the user changes the task), written through
-:class:`ctxlab.session.Session`, plus the checklist of facts planted in it that later chapters
+:class:`ctxlab.io.session.Session`, plus the checklist of facts planted in it that later chapters
 test for survival after truncation, pruning and summaries.
 
 Simplified on purpose: every word, file and number is invented here (nothing is copied from
@@ -61,11 +61,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing ctxlab
 
-from ctxlab.codec import dumps  # noqa: E402
+from ctxlab.io.codec import dumps  # noqa: E402
 from ctxlab.messages import (  # noqa: E402
     Entry, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec, Usage, canonical_arguments,
 )
-from ctxlab.session import Session  # noqa: E402
+from ctxlab.io.session import Session  # noqa: E402
 
 SEED = 20251014
 START = datetime(2025, 10, 14, 9, 2, 11, tzinfo=timezone.utc)

@@ -36,7 +36,7 @@ if str(HERE.parent) not in sys.path:  # run from a clone without installing ctxl
     sys.path.insert(0, str(HERE.parent))
 
 from ctxlab.facts import load_facts  # noqa: E402
-from ctxlab.formats import load  # noqa: E402
+from ctxlab.io.formats import load  # noqa: E402
 from ctxlab.messages import Message  # noqa: E402
 from ctxlab.summary import RuleBasedSummarizer  # noqa: E402
 from ctxlab.tokens import TiktokenCounter  # noqa: E402

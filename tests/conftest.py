@@ -41,8 +41,8 @@ def shared_transcript_files() -> list[Path]:
 def skip_unless_a_reader_recognises(path: Path) -> str:
     """The format ``detect`` gives ``path``; skips the test (naming issue 11) only when no reader
     recognises the file. Any other error (a reader that claims the file and then fails) raises."""
-    from ctxlab import formats
-    from ctxlab.errors import UnknownFormatError
+    from ctxlab.io import formats
+    from ctxlab.base.errors import UnknownFormatError
 
     try:
         return formats.detect(path)
@@ -69,7 +69,7 @@ def shared_transcripts() -> Path:
 @pytest.fixture(scope="session")
 def sample():
     """The bundled sample session's conversation, as the chapters load it (one load per test process)."""
-    from ctxlab.workbook import SAMPLE_SESSION, load_workbook_conversation
+    from ctxlab.lab.workbook import SAMPLE_SESSION, load_workbook_conversation
 
     if not SAMPLE_SESSION.exists():
         pytest.skip("data/sample_session.jsonl not generated yet (python data/make_sample.py)")

@@ -53,9 +53,9 @@ def write_until_killed(path: str, tag: str, seed: int, progress_fd: int, stall_a
     """Open the session at ``path`` and append user messages ``{tag}-{i}-{size}`` (seeded sizes;
     ``HUGE`` for append number ``stall_at``, which stalls half-written), writing ``APPENDED`` to
     the pipe ``progress_fd`` after each append returns."""
-    from ctxlab import session as session_module
+    from ctxlab.io import session as session_module
     from ctxlab.messages import user
-    from ctxlab.session import Session
+    from ctxlab.io.session import Session
 
     rng = random.Random(seed)
     session = Session.open(path)

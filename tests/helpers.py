@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.cli import main
+from ctxlab.cli.main import main
 from ctxlab.messages import Message
 
 

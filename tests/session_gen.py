@@ -18,7 +18,7 @@ recorded, with the awkward shapes every context strategy must survive:
 
 Every session is valid input: ids are unique, and a tool result always follows its call within
 the round (a real user message closes a round). ``write_session`` stores one as a ctxlab session
-file (``ctxlab.session``), the form the replay reads from disk.
+file (``ctxlab.io.session``), the form the replay reads from disk.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ctxlab.messages import (
     Conversation, Entry, ImagePart, Item, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec, Usage,
     canonical_arguments, tool_result, user,
 )
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 # model -> provider; one per tokenizer and provider rule (Claude needs a user message first, counts
 # thinking of the current turn; gpt-4o is o200k; gpt-4 is cl100k with an 8k window)

@@ -23,10 +23,10 @@ from ctxlab import (AnthropicCache, ArrivalCap, BudgetedSummaryStrategy, BudgetP
                     CtxlabError, LLMSummarizer, OpenAICache, PagingPolicy, PipelineStrategy, RuleBasedSummarizer,
                     SlidingStrategy, TiktokenCounter, TranscriptError, neutral_usage, placement_experiment,
                     profile_for, prune_message, prune_text, replay, tool_result, with_window)
-from ctxlab import validate
-from ctxlab.cache_rules import rule_for
-from ctxlab.errors import BudgetError
-from ctxlab.formats import load
+from ctxlab.base import validate
+from ctxlab.tables.cache_rules import rule_for
+from ctxlab.base.errors import BudgetError
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, ToolSpec, assistant, user
 from ctxlab.strategies import get_strategy
 from helpers import run
@@ -312,7 +312,7 @@ def test_a_non_finite_number_in_a_messages_jsonl_conversation_is_named(tmp_path)
 def test_codec_loads_stays_permissive_and_the_readers_check():
     # codec.loads (used on tool arguments too) reads all of these as floats, as Python's json does, today and
     # after the change: the check belongs to the transcript readers, which know the file, the line and the field
-    from ctxlab.codec import loads
+    from ctxlab.io.codec import loads
 
     values = [loads(t) for t in NONFINITE]
     assert math.isnan(values[0]) and values[1:] == [math.inf, -math.inf, math.inf, -math.inf]

@@ -6,10 +6,10 @@ import pytest
 
 from ctxlab.cache import (AnthropicCache, OpenAICache, floor_to, request_from_sizes, shared_prefix_tokens,
                           to_provider_fields)
-from ctxlab.cache_rules import NO_CACHE, RULES, bills_cache_writes, model_key, rule_for
+from ctxlab.tables.cache_rules import NO_CACHE, RULES, bills_cache_writes, model_key, rule_for
 from ctxlab.context import build_context
 from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.render import render_blocks
 
 # The texts' three-call example: a 4,480-token first prompt, then +380 (a tool result), then +130.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.calibration import measure_calibration
+from ctxlab.lab.calibration import measure_calibration
 from ctxlab.messages import Conversation, Usage, assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter
 
 GPT = profile_for("gpt-4o")
@@ -52,7 +52,7 @@ def test_no_usage_gives_none():
 
 @pytest.mark.shared
 def test_shared_transcripts_match_the_profiles_factors(shared_transcripts):
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
     pi = load(shared_transcripts / "pi-mono" / "before-compaction.jsonl").conversation()
     report = measure_calibration(pi)  # counted with raw o200k, whatever the profile
     assert report.pairs > 100

@@ -10,7 +10,7 @@ from ctxlab.checks import check_context
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.messages import Conversation, Entry, ToolSpec, assistant, tool_result, user
 from ctxlab.paging import READ_PAGE_TOOL
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.summary import SUMMARY_MARKER
 
 GPT = profile_for("gpt-4o")

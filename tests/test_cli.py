@@ -13,7 +13,7 @@ import pytest
 
 import ctxlab
 from conftest import skip_unless_a_reader_recognises
-from ctxlab import cli
+from ctxlab.cli import main as cli
 
 JSON_KEYS = {"format", "conversations", "messages", "interactions", "orphans", "tokens"}
 COUNTERS = {"o200k_base", "cl100k_base", "chars/3", "chars/4"}
@@ -192,7 +192,7 @@ def test_doctor(capsys) -> None:
 
 
 def test_doctor_in_python() -> None:
-    from ctxlab.doctor import Check, format_checks, run_checks
+    from ctxlab.cli.doctor import Check, format_checks, run_checks
 
     checks = run_checks()
     assert all(isinstance(c, Check) for c in checks)
@@ -234,7 +234,7 @@ def test_inspect_names_the_pi_sessions_unanswered_calls(shared_transcripts: Path
 def test_inspect_shows_the_tools_share_when_only_the_system_prompt_is_recorded(tmp_path, capsys) -> None:
     # Codex rollouts and Copilot logs record the instructions, never the built-in tools
     from ctxlab.messages import Usage, assistant, user
-    from ctxlab.session import Session
+    from ctxlab.io.session import Session
     from ctxlab.tokens import MessageMeter, infer_static_head
 
     path = tmp_path / "sys_only.jsonl"

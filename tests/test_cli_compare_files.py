@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from helpers import run
-from ctxlab import formats
+from ctxlab.io import formats
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MULTI = FIX / "messages.jsonl"  # one conversation per line
@@ -55,7 +55,7 @@ def test_a_recorded_prompt_over_the_window_is_named(capsys, tmp_path):
     # aider's shared log says it sent 10,466 tokens to gpt-4 (an 8,192-token window): a transcript's
     # own figures can be over the window; then no strategy fits and the note says why
     from ctxlab.messages import Usage, assistant, user
-    from ctxlab.session import Session
+    from ctxlab.io.session import Session
 
     path = tmp_path / "over.jsonl"
     session = Session.create(path, model="gpt-4", provider="openai")

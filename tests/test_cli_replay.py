@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import run
-from ctxlab.cli import main
+from ctxlab.cli.main import main
 
 SAMPLE = str(Path(__file__).resolve().parents[1] / "data" / "sample_session.jsonl")
 

@@ -8,7 +8,7 @@ import pytest
 
 from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
 from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
-from ctxlab.profiles import profile_for, with_window
+from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.replay import model_calls, replay
 from ctxlab.strategies import compacted_view
 from ctxlab.tokens import MessageMeter

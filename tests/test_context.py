@@ -7,10 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.errors import BudgetError, CtxlabError
+from ctxlab.base.errors import BudgetError, CtxlabError
 from ctxlab.interactions import find_orphans, group_units
 from ctxlab.messages import Conversation, assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter
 
 GPT = profile_for("gpt-4o")  # accepts an assistant message first

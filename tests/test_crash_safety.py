@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from crash_writer import APPENDED, STALLED, record_text, write_until_killed
-from ctxlab.formats import load
+from ctxlab.io.formats import load
 from ctxlab.messages import Message, user
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 ROUNDS = 20
 SEED = 20251014

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # until ctxlab is installed or a conftest puts the repo on the path
     sys.path.insert(0, str(ROOT))
 
-from ctxlab.formats import ctxlab_session  # noqa: E402
+from ctxlab.io.formats import ctxlab_session  # noqa: E402
 from ctxlab.messages import Entry, Message, ThinkingPart  # noqa: E402
-from ctxlab.session import Session  # noqa: E402
+from ctxlab.io.session import Session  # noqa: E402
 
 DATA = ROOT / "data"
 SAMPLE, FACTS, BILL = DATA / "sample_session.jsonl", DATA / "sample_facts.json", DATA / "pi_bill.csv"

@@ -5,9 +5,9 @@ name, tool names, tool call ids, message ids, thread names, message text, reader
 here with ESC sequences (clear the screen, set the title), BEL, CR, backspace, C1, DEL, bidi
 overrides and isolates and zero-width characters; then every CLI command and every ``_repr_html_``
 / ``__str__`` / widget a replay or an inspect reaches is run on it, and its output must hold none of
-those characters raw (they are shown as ``\\x1b``, ``\\u202e``, ...: :mod:`ctxlab.safe_text`).
+those characters raw (they are shown as ``\\x1b``, ``\\u202e``, ...: :mod:`ctxlab.base.safe_text`).
 ``--json`` stays JSON: it parses, and gives back the original text exactly. The files are built in
-``tmp_path``: a ctxlab session (written with :class:`ctxlab.session.Session`), an OpenAI chat list
+``tmp_path``: a ctxlab session (written with :class:`ctxlab.io.session.Session`), an OpenAI chat list
 and a Claude Code JSONL (whose readers write notes quoting the file).
 """
 
@@ -22,18 +22,18 @@ from pathlib import Path
 import pytest
 
 from helpers import run
-from ctxlab.compare import compare, format_rows
+from ctxlab.lab.compare import compare, format_rows
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.facts import Fact, fact_retention
-from ctxlab.fidelity import end_to_end, structural
-from ctxlab.fidelity_bodies import BodyFidelity
-from ctxlab.formats import load
+from ctxlab.lab.fidelity import end_to_end, structural
+from ctxlab.lab.fidelity_bodies import BodyFidelity
+from ctxlab.io.formats import load
 from ctxlab.ledger import recorded_ledger
 from ctxlab.messages import ToolSpec, Usage, assistant, tool_result, user
-from ctxlab.redact import redact
+from ctxlab.base.redact import redact
 from ctxlab.replay import replay
-from ctxlab.safe_text import safe_html, safe_json, safe_text, shown
-from ctxlab.session import Session
+from ctxlab.base.safe_text import safe_html, safe_json, safe_text, shown
+from ctxlab.io.session import Session
 from ctxlab.strategies import STRATEGY_NAMES
 
 # Clear the screen, set the window title (OSC ... BEL), BEL, CR, backspace, RLO, LRI, LRM, ALM,
@@ -300,12 +300,12 @@ def test_a_bad_line_in_a_file_with_a_hostile_name(capsys, files, tmp_path, comma
 
 
 def test_an_unexpected_error_is_escaped(capsys, files, monkeypatch):
-    import ctxlab.cli
+    import ctxlab.cli.main
 
     def boom(*_a, **_k):
         raise RuntimeError("boom " + H)
 
-    monkeypatch.setattr(ctxlab.cli, "inspect_report", boom)
+    monkeypatch.setattr(ctxlab.cli.main, "inspect_report", boom)
     code, out, err = run(capsys, "inspect", files["session"])
     _clean(code, out, err, codes=(2,))
     assert f"unexpected RuntimeError: boom {EL}" in err

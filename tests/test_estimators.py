@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ctxlab.estimators import FEATURES, KINDS, WEIGHTS, ScriptAwareCounter, byte_sum, script_counts
 from ctxlab.messages import assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter, TiktokenCounter, compare_estimates, get_counter
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -347,7 +347,7 @@ def test_grading_gives_the_same_text_in_another_process_with_another_hash_seed()
 
 def test_ex01_reference_is_the_message_meter_under_gpt_4o():
     from ctxlab.messages import Message, TextPart
-    from ctxlab.profiles import profile_for
+    from ctxlab.tables.profiles import profile_for
     from ctxlab.tokens import MessageMeter
 
     meter = MessageMeter(profile_for("gpt-4o"))
@@ -358,7 +358,7 @@ def test_ex01_reference_is_the_message_meter_under_gpt_4o():
 
 def test_ex02_reference_is_the_session_path():
     from ctxlab.messages import user
-    from ctxlab.session import Session
+    from ctxlab.io.session import Session
 
     for records, leaf in EXERCISES[2].cases():
         session = Session.in_memory()
@@ -386,7 +386,7 @@ def test_ex03_reference_is_group_units_at_round_granularity():
 
 def test_ex04_reference_is_the_cache_simulators_and_the_price_table():
     from ctxlab.cache import AnthropicCache, OpenAICache, request_from_sizes
-    from ctxlab.prices import cost, price_for
+    from ctxlab.tables.prices import cost, price_for
 
     models = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
     for provider, model in models.items():  # the exercise's prices are the table's

@@ -228,7 +228,7 @@ def test_06_mistakes_show_on_the_input_that_explains_them():
 
 @pytest.fixture(scope="module")
 def sample_messages():
-    from ctxlab.workbook import load_workbook_conversation
+    from ctxlab.lab.workbook import load_workbook_conversation
 
     return list(load_workbook_conversation().messages)
 
@@ -278,7 +278,7 @@ def _rounds(n, lines):
 
 @pytest.mark.parametrize("conversation, window", [("sample", 30_000), ("rounds", 12_000)])
 def test_07_the_function_cuts_where_compaction_strategy_cuts(conversation, window):
-    from ctxlab.workbook import load_workbook_conversation
+    from ctxlab.lab.workbook import load_workbook_conversation
 
     conv = load_workbook_conversation() if conversation == "sample" else _rounds(40, 30)
     cuts = real_cuts(conv, window)
@@ -319,7 +319,7 @@ def test_08_an_answer_recording_the_same_message_passes():
 
 def test_08_recorded_matches_a_real_context_manager(tmp_path):
     from ctxlab.loop import ContextManager
-    from ctxlab.session import Session
+    from ctxlab.io.session import Session
 
     reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
              "content": [{"type": "thinking", "thinking": "check", "signature": "x"},

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ctxlab.facts import Fact, fact_retention, load_facts, split_request
-from ctxlab.formats import load
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, assistant, tool_result, user
 from ctxlab.replay import replay
 from ctxlab.summary import SUMMARY_MARKER, BudgetedSummaryStrategy

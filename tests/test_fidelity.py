@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from ctxlab.fidelity import KINDS, recorded_calls, structural
-from ctxlab.formats import load
+from ctxlab.lab.fidelity import KINDS, recorded_calls, structural
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, Entry, Usage, assistant, user
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
@@ -162,9 +162,9 @@ def test_shared_transcripts_beat_the_naive_rule_and_every_miss_has_a_kind(shared
 
 def test_end_to_end_on_a_synthetic_session_with_known_prompts():
     from ctxlab.context import build_context
-    from ctxlab.fidelity import end_to_end
+    from ctxlab.lab.fidelity import end_to_end
     from ctxlab.messages import Conversation, Usage, assistant, tool_result, user
-    from ctxlab.profiles import profile_for
+    from ctxlab.tables.profiles import profile_for
     from ctxlab.render import render_blocks
 
     profile = profile_for("gpt-4o")

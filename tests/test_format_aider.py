@@ -1,4 +1,4 @@
-"""The aider chat-log reader (``ctxlab/formats/aider.py``) on ``.aider.chat.history.md`` files.
+"""The aider chat-log reader (``ctxlab/io/formats/aider.py``) on ``.aider.chat.history.md`` files.
 
 Fixtures are invented, written the way aider's ``InputOutput`` writes its log (two-space line ends,
 ``#### `` prompts, ``> `` terminal lines, multi-line ``tool_output`` quoting only its first line): a
@@ -19,9 +19,9 @@ import pytest
 
 from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import aider
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import aider
 from ctxlab.messages import Message, ThinkingPart
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"

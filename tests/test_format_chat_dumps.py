@@ -14,10 +14,10 @@ import pytest
 
 from helpers import run
 from conftest import SHARED_TRANSCRIPTS
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import messages_jsonl, openai_responses
-from ctxlab.formats.openai_chat import MINI_SWE_AGENT
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import messages_jsonl, openai_responses
+from ctxlab.io.formats.openai_chat import MINI_SWE_AGENT
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import TextPart, ThinkingPart, ToolCallPart
 

@@ -1,4 +1,4 @@
-"""Claude Code 2.x transcripts (``ctxlab/formats/claude_code.py``): today's JSONL, and the 1.x file still read.
+"""Claude Code 2.x transcripts (``ctxlab/io/formats/claude_code.py``): today's JSONL, and the 1.x file still read.
 
 The fixtures are invented, shaped like the 2.x lines the parsers cited in the reader's docstring
 document: a response split over one line per content block (parallel tool calls chained through a
@@ -19,12 +19,12 @@ import pytest
 
 from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import claude_code
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import claude_code
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import TextPart, ThinkingPart, ToolCallPart
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.strategies import compacted_view
 from ctxlab.tokens import MessageMeter, infer_static_head
 

@@ -1,4 +1,4 @@
-"""Codex CLI / Codex Desktop rollouts as 0.125 writes them (``ctxlab/formats/codex.py``).
+"""Codex CLI / Codex Desktop rollouts as 0.125 writes them (``ctxlab/io/formats/codex.py``).
 
 The fixtures are invented, shaped after openai/codex ``codex-rs/protocol`` (``RolloutItem``,
 ``SessionMeta.dynamic_tools``, ``CompactedItem``, ``ResponseItem::Compaction``, ``TokenUsage``) and
@@ -19,8 +19,8 @@ import pytest
 
 from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart, ToolSpec
 from ctxlab.strategies import compacted_view

@@ -1,4 +1,4 @@
-"""The GitHub Copilot CLI ``events.jsonl`` reader (``ctxlab/formats/copilot_cli.py``).
+"""The GitHub Copilot CLI ``events.jsonl`` reader (``ctxlab/io/formats/copilot_cli.py``).
 
 Fixtures are invented, shaped after the session-event schema in github/copilot-sdk
 (``nodejs/src/generated/session-events.ts``): a current log (1.0.x: reasoning, parallel calls, a failed
@@ -18,9 +18,9 @@ import pytest
 
 from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import copilot_cli
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import copilot_cli
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab import formats
-from ctxlab.cli import main
-from ctxlab.errors import UnknownFormatError
-from ctxlab.formats import _detect
+from ctxlab.io import formats
+from ctxlab.cli.main import main
+from ctxlab.base.errors import UnknownFormatError
+from ctxlab.io.formats import _detect
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 

@@ -18,10 +18,10 @@ import pytest
 
 from helpers import kinds
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
-from ctxlab import formats
-from ctxlab.cli import main
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import gemini_cli
+from ctxlab.io import formats
+from ctxlab.cli.main import main
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import gemini_cli
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ImagePart, ThinkingPart, ToolCallPart
 from ctxlab.strategies import compacted_view

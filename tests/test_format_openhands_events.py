@@ -1,7 +1,7 @@
 """The ``openhands-events`` reader: OpenHands V0 saved trajectories and V1 (software-agent-sdk) event logs.
 
 Fixtures are hand-written from the writers' source (the module docstrings of
-``ctxlab/formats/openhands_events.py``, ``openhands_memory.py``, ``openhands_v1*.py`` cite it);
+``ctxlab/io/formats/openhands_events.py``, ``openhands_memory.py``, ``openhands_v1*.py`` cite it);
 the shared files are counted again here with plain ``json``, independently of the reader.
 """
 
@@ -15,11 +15,11 @@ import pytest
 
 from helpers import kinds
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
-from ctxlab import formats
-from ctxlab.cli import main
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import openhands, openhands_events, openhands_memory, openhands_v1
-from ctxlab.formats.openhands_v1_usage import token_usage
+from ctxlab.io import formats
+from ctxlab.cli.main import main
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import openhands, openhands_events, openhands_memory, openhands_v1
+from ctxlab.io.formats.openhands_v1_usage import token_usage
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Entry, ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
 from ctxlab.strategies import compacted_view

@@ -1,4 +1,4 @@
-"""pi sessions in the current tree format, version 3 (``ctxlab/formats/pi.py``).
+"""pi sessions in the current tree format, version 3 (``ctxlab/io/formats/pi.py``).
 
 The fixture is invented, shaped after badlogic/pi-mono ``packages/coding-agent/src/core/session-manager.ts``
 (the v3 entry types: model and thinking-level changes, compactions with ``firstKeptEntryId`` and
@@ -18,9 +18,9 @@ import pytest
 
 from helpers import kinds, run
 from conftest import SHARED_TRANSCRIPTS
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import pi
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import pi
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ThinkingPart, ToolCallPart
 from ctxlab.strategies import compacted_view

@@ -2,7 +2,7 @@
 
 Fixtures (``tests/fixtures/formats/proxy_*``) are invented, written in the shapes of the writers' source
 (claude-trace ``interceptor.ts`` / ``types.ts``, OpenHands SDK ``telemetry.py``, LiteLLM's
-StandardLoggingPayload spec): see the module docstrings of ``ctxlab/formats/proxy_log.py``.
+StandardLoggingPayload spec): see the module docstrings of ``ctxlab/io/formats/proxy_log.py``.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ import pytest
 
 from helpers import run
 import ctxlab
-import ctxlab.fidelity
-from ctxlab.fidelity_bodies import body_fidelity
+import ctxlab.lab.fidelity
+from ctxlab.lab.fidelity_bodies import body_fidelity
 
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import proxy_log
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import proxy_log
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ThinkingPart, ToolCallPart
 
@@ -416,6 +416,6 @@ def test_cli_on_the_shared_files(capsys, path):
     assert doc["totals"]["cost_usd"] > 0
     # the heaviest conversation (the agent's own calls) within 10% at every call; the tiny side calls
     # (8-token quota probes) miss by a token, so the body's token-weighted error is the overall figure
-    main = ctxlab.fidelity.end_to_end(formats.load(path).conversations[0])
+    main = ctxlab.lab.fidelity.end_to_end(formats.load(path).conversations[0])
     assert main.within >= 0.9
     assert abs(doc["fidelity"]["body"]["usage"]["total_error"]) < 0.10

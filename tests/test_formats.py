@@ -10,9 +10,9 @@ import pytest
 
 from helpers import kinds
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import claude_code, openai_chat, pi
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import claude_code, openai_chat, pi
 from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"

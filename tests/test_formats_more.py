@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from helpers import kinds
-from ctxlab import formats
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import openhands, sharegpt
+from ctxlab.io import formats
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import openhands, sharegpt
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Entry, TextPart, ToolCallPart, ToolSpec
 

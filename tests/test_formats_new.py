@@ -12,13 +12,13 @@ import pytest
 
 from helpers import kinds
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
-from ctxlab import formats
-from ctxlab.cli import main
-from ctxlab.errors import TranscriptError
-from ctxlab.formats import anthropic_messages, codex, messages_jsonl, openai_responses, responses_items
+from ctxlab.io import formats
+from ctxlab.cli.main import main
+from ctxlab.base.errors import TranscriptError
+from ctxlab.io.formats import anthropic_messages, codex, messages_jsonl, openai_responses, responses_items
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Entry, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec, Usage
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 from ctxlab.strategies import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"

@@ -25,15 +25,15 @@ from typing import Any, Sequence
 
 import pytest
 
-from ctxlab.cli import main
-from ctxlab.errors import OrphanError, SessionError, TranscriptError
-from ctxlab.formats import load
+from ctxlab.cli.main import main
+from ctxlab.base.errors import OrphanError, SessionError, TranscriptError
+from ctxlab.io.formats import load
 from ctxlab.interactions import group_units
 from ctxlab.messages import Transcript
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 STRICT_HINT = "load with strict=False"
-SESSION_HINT = "salvage the rest with ctxlab.formats.load(path, strict=False)"
+SESSION_HINT = "salvage the rest with ctxlab.io.formats.load(path, strict=False)"
 
 # ---- builders: the smallest valid line of each format, to damage one field at a time -------------
 
@@ -418,8 +418,8 @@ def test_fifty_megabyte_line(tmp_path: Path) -> None:
     script = textwrap.dedent("""
         import json, sys
         from pathlib import Path
-        from ctxlab.errors import TranscriptError
-        from ctxlab.formats import load
+        from ctxlab.base.errors import TranscriptError
+        from ctxlab.io.formats import load
         folder, out = Path(sys.argv[1]), {}
         header = json.dumps({"type": "session", "version": 3, "id": "s1", "cwd": "/w"})
         big = "x" * (50 * 1024 * 1024)

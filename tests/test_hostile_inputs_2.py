@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
-from ctxlab.cli import main
-from ctxlab.errors import SessionError, TranscriptError
-from ctxlab.formats import load
+from ctxlab.cli.main import main
+from ctxlab.base.errors import SessionError, TranscriptError
+from ctxlab.io.formats import load
 from ctxlab.messages import Message, TextPart, user
 from ctxlab.paging import MAX_PAGE_BYTES, PageError, PageStore, execute_read_page
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 from test_hostile_inputs import PI_HEADER, SESSION_HEADER, cc, cli_one_line, jsonl, lenient, pi, rec, strict_error
 
 FIXTURES = Path(__file__).parent / "fixtures" / "formats"

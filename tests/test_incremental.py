@@ -1,9 +1,9 @@
 """The fast paths of an agent loop and a replay give exactly what the textbook code gives.
 
-* ctxlab/incremental.py: a meter made with ``incremental=True`` remembers the units of the histories
+* ctxlab/fast/incremental.py: a meter made with ``incremental=True`` remembers the units of the histories
   it built from; the tests grow a history one item at a time and compare each build with a fresh,
   textbook build: the Context (messages, report, notes, token fields) or the error must be equal;
-* ctxlab/render_cache.py: a request continued from an earlier one's blocks equals the request
+* ctxlab/fast/render_cache.py: a request continued from an earlier one's blocks equals the request
   rendered from scratch.
 """
 
@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 from session_gen import sessions
 
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.errors import CtxlabError
+from ctxlab.base.errors import CtxlabError
 from ctxlab.interactions import STUB_TEXT
 from ctxlab.messages import Conversation
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.render import RenderCache, default_breakpoints, render_blocks
 from ctxlab.tokens import MessageMeter
 

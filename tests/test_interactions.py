@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.errors import OrphanError
+from ctxlab.base.errors import OrphanError
 from ctxlab.interactions import STUB_TEXT, find_orphans, group_units, provider_error
 from ctxlab.messages import assistant, tool_result, user
 from dataclasses import replace

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ctxlab import prices
+from ctxlab.tables import prices
 from ctxlab.ledger import Ledger, LedgerRow, from_outcome, make_row, recorded_ledger, row_from_outcome
 from ctxlab.messages import Conversation, Message, TextPart, Usage, user
 
@@ -241,7 +241,7 @@ def test_empty_ledger():
 def pi_ledger() -> Ledger:
     if not SHARED.is_dir():
         pytest.skip(f"shared transcripts not found at {SHARED}")
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
 
     return recorded_ledger(load(PI_FILE).conversation())
 

@@ -7,7 +7,7 @@ import json
 from ctxlab.interactions import find_orphans
 from ctxlab.loop import ContextManager, neutral_usage
 from ctxlab.messages import ToolSpec
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 TOOLS = (ToolSpec("read_file", "Read a file.", {"type": "object", "properties": {"path": {"type": "string"}}}),)
 
@@ -52,7 +52,7 @@ def test_a_loop_under_compaction_stays_in_the_window_and_keeps_the_record(tmp_pa
 
 def test_small_window_compacts_and_the_session_file_only_grows(tmp_path):
     from ctxlab.compaction import CompactionStrategy
-    from ctxlab.profiles import profile_for, with_window
+    from ctxlab.tables.profiles import profile_for, with_window
 
     session = Session.create(tmp_path / "run.jsonl", system=["You are a coding agent."], tools=TOOLS)
     manager = ContextManager(session, CompactionStrategy(), model="claude-sonnet-4-5",

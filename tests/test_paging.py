@@ -14,14 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.codec import message_from_dict
+from ctxlab.io.codec import message_from_dict
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.formats import load
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, Entry, ImagePart, Message, TextPart, ToolSpec, assistant, tool_result, user
 from ctxlab.paging import (DEFAULT_ACTIONS, DEFAULT_TOOL_KINDS, READ_PAGE_TOOL, REASONS, PagedStrategy, PageError,
                            PageStore, PagingPolicy, anthropic_tool_schema, check_handle, execute_read_page,
                            openai_tool_schema, page_lines, page_message)
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.pruning import ArrivalCap, text_tokens
 from ctxlab.render import to_anthropic_body, to_openai_body
 from ctxlab.replay import replay
@@ -272,7 +272,7 @@ def test_token_ranges():
     store = PageStore.in_memory()
     handle = store.put(DOC)
     tokens = O200K.encode(DOC)
-    from ctxlab._offline_encodings import get_encoding
+    from ctxlab.tables._offline_encodings import get_encoding
     assert store.read(handle, tokens=(1, 50), counter=O200K) == get_encoding("o200k_base").decode(tokens[:50])
     chinese = "上下文管理" * 200
     h2 = store.put(chinese)

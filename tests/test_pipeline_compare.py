@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.cli import main
-from ctxlab.compare import STRATEGIES, compare, format_rows, strategies_for
+from ctxlab.cli.main import main
+from ctxlab.lab.compare import STRATEGIES, compare, format_rows, strategies_for
 from ctxlab.facts import load_facts
-from ctxlab.formats import load
+from ctxlab.io.formats import load
 from ctxlab.messages import Entry
 from ctxlab.pipeline import PipelineStrategy
 from ctxlab.replay import replay

@@ -10,7 +10,7 @@ import pytest
 from genai_prices import Usage as GPUsage
 from genai_prices import calc_price
 
-from ctxlab import prices
+from ctxlab.tables import prices
 
 AT = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

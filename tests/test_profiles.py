@@ -1,6 +1,6 @@
 """Model profiles: windows from the price table, families, what-ifs."""
 
-from ctxlab.profiles import profile_for, window_from_price_table, with_window
+from ctxlab.tables.profiles import profile_for, window_from_price_table, with_window
 
 
 def test_windows_come_from_the_price_table_when_it_knows_the_model():

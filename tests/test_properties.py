@@ -43,18 +43,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ctxlab.checks import UNBUDGETED, check_context
-from ctxlab.codec import item_to_dict
+from ctxlab.io.codec import item_to_dict
 from ctxlab.compaction import CompactionPolicy, CompactionStrategy
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.errors import BudgetError, OrphanError
+from ctxlab.base.errors import BudgetError, OrphanError
 from ctxlab.interactions import group_units
 from ctxlab.messages import Conversation, Entry, Usage, assistant, tool_result, user
 from ctxlab.paging import READ_PAGE_TOOL, PagingPolicy
-from ctxlab.profiles import profile_for, with_window
+from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.pruning import DEFAULT_MARKER, ArrivalCap, text_tokens
 from ctxlab.render import to_anthropic_body, to_openai_body
 from ctxlab.replay import model_calls, replay
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 from ctxlab.strategies import STRATEGY_NAMES, SUMMARY_PREFIX, compacted_view, get_strategy, whole_context
 from ctxlab.summary import PLACEMENTS, Summary
 from ctxlab.tokens import MessageMeter, infer_static_head

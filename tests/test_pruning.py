@@ -13,15 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.errors import BudgetError, CtxlabError
-from ctxlab.formats import load
+from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, ImagePart, Message, TextPart, assistant, tool_result, user
-from ctxlab.profiles import profile_for, with_window
+from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.pruning import (DEFAULT_MARKER, ArrivalCap, PrunedStrategy, PruneBudgetError, fair_shares,
                             prune_message, prune_text, text_tokens)
 from ctxlab.render import render_blocks
 from ctxlab.replay import replay
-from ctxlab.codec import message_from_dict
+from ctxlab.io.codec import message_from_dict
 from ctxlab.strategies import Call, substituted
 from ctxlab.tokens import CharsPerTokenCounter, MessageMeter, TiktokenCounter, get_counter
 

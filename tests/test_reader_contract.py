@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
-from ctxlab import formats
-from ctxlab.cli import main
-from ctxlab.errors import TranscriptError
+from ctxlab.io import formats
+from ctxlab.cli.main import main
+from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Entry, Message, Usage
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 DAMAGED = '{"this line": "was cut sho'  # what a crash or a bad copy leaves: not JSON

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 import ctxlab
-from ctxlab.cli import main
-from ctxlab.formats import load
-from ctxlab.profiles import profile_for
-from ctxlab.redact import MASK, find_keys, redact
+from ctxlab.cli.main import main
+from ctxlab.io.formats import load
+from ctxlab.tables.profiles import profile_for
+from ctxlab.base.redact import MASK, find_keys, redact
 from ctxlab.render import to_anthropic_body
 from ctxlab.tokens import MessageMeter, get_counter
-from ctxlab.workbook import text_table
+from ctxlab.lab.workbook import text_table
 
 REPO = Path(__file__).resolve().parents[1]
 BODY = "Zq7" + "x9Lm2Pw4" * 6 + "Kc1B"  # 55 letters and digits, ends in "Kc1B"

@@ -7,7 +7,7 @@ from dataclasses import replace
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Conversation, Message, TextPart, ThinkingPart, ToolSpec, assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.render import prefix_diff, render_blocks, to_anthropic_body, to_openai_body
 
 CLAUDE = profile_for("claude-sonnet-4-5")

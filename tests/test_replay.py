@@ -121,7 +121,7 @@ def test_replay_never_writes_next_to_the_input(tmp_path):
     src = tmp_path / "s.jsonl"
     src.write_bytes(SAMPLE.read_bytes())
     before = sorted(p.name for p in tmp_path.iterdir())
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
     replay(load(src).conversation(), "budgeted", window=30_000)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     assert src.read_bytes() == SAMPLE.read_bytes()
@@ -134,7 +134,7 @@ def test_unknown_strategy_is_named():
 
 @pytest.mark.shared
 def test_replay_shared_pi_under_each_strategy(shared_transcripts):
-    from ctxlab.formats import load
+    from ctxlab.io.formats import load
     c = load(shared_transcripts / "pi-mono" / "before-compaction.jsonl").conversation()
     for name in ("budgeted", "recorded"):
         result = replay(c, name)

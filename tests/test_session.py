@@ -15,14 +15,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # until ctxlab is installed or a conftest puts the repo on the path
     sys.path.insert(0, str(ROOT))
 
-from ctxlab import codec  # noqa: E402
-from ctxlab.errors import SessionError, TranscriptError  # noqa: E402
-from ctxlab.formats import ctxlab_session  # noqa: E402
+from ctxlab.io import codec
+from ctxlab.base.errors import SessionError, TranscriptError  # noqa: E402
+from ctxlab.io.formats import ctxlab_session  # noqa: E402
 from ctxlab.messages import (  # noqa: E402
     Conversation, Entry, ImagePart, Message, SourceRef, TextPart, ThinkingPart, ToolCallPart, ToolSpec,
     Transcript, Usage, assistant, tool_result, user,
 )
-from ctxlab.session import Session  # noqa: E402
+from ctxlab.io.session import Session  # noqa: E402
 
 TOOLS = (ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"cmd": {"type": "string"}},
                                                     "required": ["cmd"]}),)

@@ -25,7 +25,8 @@ import pytest_socket
 import tiktoken
 import tiktoken.registry
 
-from ctxlab import _offline_encodings, doctor
+from ctxlab.tables import _offline_encodings
+from ctxlab.cli import doctor
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLIC = ("93.184.216.34", 80)  # a public address (once example.com's); never actually contacted

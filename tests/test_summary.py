@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.formats import load
+from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, assistant, tool_result, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.replay import replay
 from ctxlab.strategies import SideCall
 from ctxlab.summary import (DEFAULT_PROMPT, DROP_ORDER, PLACEMENTS, SECTIONS, SUMMARY_MARKER,

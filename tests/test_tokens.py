@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab._offline_encodings import get_encoding
+from ctxlab.tables._offline_encodings import get_encoding
 from ctxlab.messages import Conversation, ImagePart, Message, TextPart, ThinkingPart, ToolSpec, Usage, user
-from ctxlab.profiles import profile_for
+from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import (CharsPerTokenCounter, MessageMeter, TiktokenCounter, compare_estimates, get_counter,
                            image_tokens, infer_static_head, tools_tokens)
 

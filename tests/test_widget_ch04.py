@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.errors import CtxlabError
+from ctxlab.base.errors import CtxlabError
 from ctxlab.ledger import Ledger, make_row
 from ctxlab.replay import model_calls, parse_time, replay
-from ctxlab.workbook import PI_BILL, SAMPLE_SESSION, load_workbook_conversation
+from ctxlab.lab.workbook import PI_BILL, SAMPLE_SESSION, load_workbook_conversation
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")

@@ -14,13 +14,13 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from ctxlab.errors import CtxlabError
+from ctxlab.base.errors import CtxlabError
 from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
 from ctxlab.paging import PageStore, page_lines
 from ctxlab.replay import replay
 from ctxlab.summary import LLMSummarizer, placement_experiment
 from ctxlab.tokens import TiktokenCounter
-from ctxlab.workbook import SAMPLE_FACTS, SAMPLE_SESSION
+from ctxlab.lab.workbook import SAMPLE_FACTS, SAMPLE_SESSION
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -424,7 +424,7 @@ def test_no_absolute_path_timestamp_or_widget_state_in_the_committed_chapter(nam
     import re
 
     nbformat = pytest.importorskip("nbformat")
-    from ctxlab.workbook import REPO
+    from ctxlab.lab.workbook import REPO
 
     path = REPO / "notebooks" / name
     nb = nbformat.read(path, as_version=4)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.compare import STRATEGIES, compare, format_rows
+from ctxlab.lab.compare import STRATEGIES, compare, format_rows
 from ctxlab.messages import Conversation, Entry, ToolSpec, Usage, assistant, tool_result, user
 from ctxlab.replay import replay
-from ctxlab.session import Session
+from ctxlab.io.session import Session
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")

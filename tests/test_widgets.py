@@ -14,10 +14,10 @@ import pytest
 
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
-from ctxlab.profiles import profile_for
-from ctxlab.session import Session
+from ctxlab.tables.profiles import profile_for
+from ctxlab.io.session import Session
 from ctxlab.tokens import MessageMeter, get_counter
-from ctxlab.workbook import PI_BILL, REPO, SAMPLE_SESSION, load_workbook_conversation, rel, text_table
+from ctxlab.lab.workbook import PI_BILL, REPO, SAMPLE_SESSION, load_workbook_conversation, rel, text_table
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")

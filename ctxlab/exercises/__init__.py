@@ -21,7 +21,7 @@ import re
 import textwrap
 from typing import Callable
 
-from ._grader import Exercise, Result, grade
+from ctxlab.exercises._grader import Exercise, Result, grade
 
 __all__ = ["EXERCISES", "Exercise", "Result", "check", "grade", "hint", "reference", "reset_hints",
            "show_solution"]

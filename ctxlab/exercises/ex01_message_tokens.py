@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
-from ..tokens import TiktokenCounter
-from ._grader import Exercise, by_size, show_args
+from ctxlab.tokens import TiktokenCounter
+from ctxlab.exercises._grader import Exercise, by_size, show_args
 
 count_tokens = TiktokenCounter("o200k_base").count  # text -> exact o200k_base tokens
 

@@ -2,7 +2,7 @@
 
 A session file is a list of records in the order they were appended, each naming its parent; a
 fork appends a record whose parent is an earlier one. The context of a branch is built from the
-path root → leaf (``ctxlab.session.Session.path``), not from the file's order. The cases are
+path root → leaf (``ctxlab.io.session.Session.path``), not from the file's order. The cases are
 trees of 1 to 10 records grown with a seeded random generator (about one record in four forks
 from an earlier record), one case per leaf, smallest trees first.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 
-from ._grader import Exercise, by_size, short
+from ctxlab.exercises._grader import Exercise, by_size, short
 
 
 def branch_path(records: list[tuple[str, str | None]], leaf: str) -> list[str]:

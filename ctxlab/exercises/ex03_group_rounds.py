@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 
-from ._grader import Exercise, by_size
+from ctxlab.exercises._grader import Exercise, by_size
 
 Msg = tuple[str, tuple[str, ...]]  # (role, call ids made or answered)
 

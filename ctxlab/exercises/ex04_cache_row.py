@@ -17,7 +17,7 @@ gpt-4o):
 A request under 1,024 tokens reads and writes nothing. The row is ``(cache_read, cache_write,
 uncached, cost_usd)`` with ``prices = (input, cache_read, cache_write)`` in USD per million tokens.
 The reference agrees with ``ctxlab.cache.AnthropicCache`` / ``OpenAICache`` on every case
-(``tests/test_exercises.py``). Sources: ``ctxlab/cache_rules.py``.
+(``tests/test_exercises.py``). Sources: ``ctxlab/tables/cache_rules.py``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import random
 
-from ._grader import Exercise, by_size, short
+from ctxlab.exercises._grader import Exercise, by_size, short
 
 Block = tuple[str, int]  # (label, tokens)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import random
 
-from ..pruning import DEFAULT_MARKER
-from ._grader import Exercise, by_size, short
+from ctxlab.pruning import DEFAULT_MARKER
+from ctxlab.exercises._grader import Exercise, by_size, short
 
 MARKER = DEFAULT_MARKER.replace("tokens", "characters")  # "\n[... {omitted:,} characters omitted ...]\n"
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 import random
 from typing import Sequence
 
-from ..messages import Message, assistant, tool_result, user
-from ..summary import _CONSTRAINT
-from ._grader import Exercise, by_size
+from ctxlab.messages import Message, assistant, tool_result, user
+from ctxlab.summary import _CONSTRAINT
+from ctxlab.exercises._grader import Exercise, by_size
 
 CONSTRAINT = _CONSTRAINT  # the summarizer's keyword rule: must, never, don't, do not, always, only, 不要, 必须, 禁止, 只, 务必
 

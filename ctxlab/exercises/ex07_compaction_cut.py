@@ -31,11 +31,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..compaction import CompactionPolicy, CompactionStrategy, without_recorded
-from ..interactions import group_units
-from ..messages import Conversation
-from ..strategies import compacted_view, whole_context
-from ._grader import Exercise, by_size
+from ctxlab.compaction import CompactionPolicy, CompactionStrategy, without_recorded
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation
+from ctxlab.strategies import compacted_view, whole_context
+from ctxlab.exercises._grader import Exercise, by_size
 
 
 def first_kept(unit_tokens: Sequence[int], fixed_tokens: int, window: int, trigger_ratio: float,
@@ -109,7 +109,7 @@ class _CutRecorder:
 
 def real_cuts(conversation: Conversation, window: int, policy: CompactionPolicy | None = None) -> list[RealCut]:
     """Replay ``conversation`` under ``compaction`` at ``window``; one :class:`RealCut` per compaction. Chapter 07."""
-    from ..replay import replay
+    from ctxlab.replay import replay
 
     recorder = _CutRecorder(CompactionStrategy(policy or CompactionPolicy()))
     replay(conversation, recorder, window=window)

@@ -11,7 +11,7 @@ arguments:
 * ``usage``: the reply's usage — all of it, ``cache_creation_input_tokens`` and
   ``cache_read_input_tokens`` included, which are missing from some replies;
 * ``stop_reason``: ctxlab's normalised name — ``end_turn`` → ``stop``, ``max_tokens`` → ``length``,
-  ``tool_use`` stays, any other as the reply has it (the table of ``ctxlab/formats/claude_code.py``).
+  ``tool_use`` stays, any other as the reply has it (the table of ``ctxlab/io/formats/claude_code.py``).
 
 The grade is what ``record_response`` would record: both answers are passed through its own code
 (:func:`recorded`), so any answer that records the same message passes (tool calls as lists, a
@@ -27,9 +27,9 @@ import json
 import random
 from typing import Any, Mapping
 
-from ..loop import ContextManager
-from ..messages import Message
-from ._grader import Exercise, by_size
+from ctxlab.loop import ContextManager
+from ctxlab.messages import Message
+from ctxlab.exercises._grader import Exercise, by_size
 
 STOP_REASONS = {"end_turn": "stop", "tool_use": "tool_use", "max_tokens": "length"}  # Anthropic -> ctxlab
 

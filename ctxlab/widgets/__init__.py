@@ -9,10 +9,10 @@ offline. Imported lazily by the chapters: ``from ctxlab.widgets import TokenXray
 
 from __future__ import annotations
 
-from .ch00_bill import BillWidget, TranscriptUpload, find_rewrites, read_bill, summarize
-from .ch01_tokens import TokenXray, content_samples, reveal_guess, xray
-from .ch02_session import BranchWidget, compare_contexts, working_copy
-from .ch03_budget import BudgetWidget, granularity_stats, kept_under
+from ctxlab.widgets.ch00_bill import BillWidget, TranscriptUpload, find_rewrites, read_bill, summarize
+from ctxlab.widgets.ch01_tokens import TokenXray, content_samples, reveal_guess, xray
+from ctxlab.widgets.ch02_session import BranchWidget, compare_contexts, working_copy
+from ctxlab.widgets.ch03_budget import BudgetWidget, granularity_stats, kept_under
 
 __all__ = [
     "BillWidget", "TranscriptUpload", "find_rewrites", "read_bill", "summarize",

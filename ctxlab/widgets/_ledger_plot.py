@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from ..safe_text import shown
-from ._plots import figure
+from ctxlab.base.safe_text import shown
+from ctxlab.widgets._plots import figure
 
 if TYPE_CHECKING:
-    from ..ledger import Ledger
+    from ctxlab.ledger import Ledger
 
 # What a colour means in every ledger figure.
 LEDGER_COLOURS = {"cache_read": "#59a14f", "cache_write": "#f28e2b", "uncached": "#e15759",

@@ -20,7 +20,7 @@ from typing import Sequence
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from ..safe_text import shown
+from ctxlab.base.safe_text import shown
 
 FONT = "Helvetica, Arial, sans-serif"
 # What a colour means, the same in every chapter.

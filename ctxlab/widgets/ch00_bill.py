@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..messages import Conversation
-from ..safe_text import shown
-from ._plots import COLOURS, figure, show_in
+from ctxlab.messages import Conversation
+from ctxlab.base.safe_text import shown
+from ctxlab.widgets._plots import COLOURS, figure, show_in
 
 CACHE_TTL_S = 300  # Anthropic's default prompt-cache lifetime, refreshed on every use
 _INT = ("input", "cache_read", "cache_write", "output")
@@ -225,7 +225,7 @@ def find_rewrites(calls: Sequence[BillCall], min_tokens: int = 10_000, ttl_s: in
 
 
 def rewrite_rows(rewrites: Sequence[Rewrite]) -> list[dict[str, Any]]:
-    """Rows for :func:`ctxlab.workbook.text_table` (columns: call, gap, rewritten, extra, cause)."""
+    """Rows for :func:`ctxlab.lab.workbook.text_table` (columns: call, gap, rewritten, extra, cause)."""
     return [{"call": r.call, "gap": f"{r.gap_s:.0f} s", "rewritten": r.rewritten_tokens,
              "extra": f"${r.extra_usd:.2f}", "cause": r.cause} for r in rewrites]
 
@@ -386,7 +386,7 @@ class TranscriptUpload:
 
     def load(self, name: str, content: bytes) -> Conversation | None:
         """Save and read one file (what an upload does); returns the conversation or ``None``."""
-        from ..workbook import load_workbook_conversation
+        from ctxlab.lab.workbook import load_workbook_conversation
 
         self.path = save_upload(name, content)
         try:

@@ -24,10 +24,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
-from ..messages import Conversation, TextPart, ToolCallPart
-from ..safe_text import safe_html
-from ..tokens import COUNTER_NAMES, EstimateRow, TiktokenCounter, compare_estimates, get_counter
-from ._plots import ESTIMATOR_COLOURS, figure
+from ctxlab.messages import Conversation, TextPart, ToolCallPart
+from ctxlab.base.safe_text import safe_html
+from ctxlab.tokens import COUNTER_NAMES, EstimateRow, TiktokenCounter, compare_estimates, get_counter
+from ctxlab.widgets._plots import ESTIMATOR_COLOURS, figure
 
 ENCODINGS = ("o200k_base", "cl100k_base")  # the encodings the x-ray can cut text with
 CONTENT_TYPES = ("English prose", "code", "JSON", "Chinese", "base64", "logs", "tool-call arguments")
@@ -56,7 +56,7 @@ def chips(text: str, encoding: str = "o200k_base", limit: int | None = None) -> 
     """The tokens of ``text`` as printable pieces. ``chips("hello world")`` → ``[("hello", 1), (" world", 1)]``."""
     enc = TiktokenCounter(encoding)
     ids = enc.encode(text)
-    from .._offline_encodings import get_encoding
+    from ctxlab.tables._offline_encodings import get_encoding
 
     codec = get_encoding(encoding)
     out: list[tuple[str, int]] = []

@@ -28,25 +28,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..context import BudgetPolicy, Context, build_context
-from ..messages import Entry, Message, Transcript
-from ..profiles import ModelProfile, profile_for
-from ..redact import redact
-from ..safe_text import safe_text, shown
-from ..session import Session
-from ..tokens import MessageMeter
+from ctxlab.context import BudgetPolicy, Context, build_context
+from ctxlab.messages import Entry, Message, Transcript
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.base.redact import redact
+from ctxlab.base.safe_text import safe_text, shown
+from ctxlab.io.session import Session
+from ctxlab.tokens import MessageMeter
 
 
 def working_copy(path: str | Path | None = None) -> Path:
     """A session file to experiment on, in a new temporary directory; returns its path.
 
     ``None`` copies the bundled sample (``data/sample_session.jsonl``). A ctxlab session file is
-    copied as is; any other transcript is read (:func:`ctxlab.workbook.load_workbook_conversation`)
+    copied as is; any other transcript is read (:func:`ctxlab.lab.workbook.load_workbook_conversation`)
     and imported into a new session file, one straight line root → newest. The temporary directory
     goes with :func:`remove_working_copies`, or when the interpreter (the notebook's kernel) exits.
     """
-    from ..formats import detect
-    from ..workbook import SAMPLE_SESSION, load_workbook_conversation
+    from ctxlab.io.formats import detect
+    from ctxlab.lab.workbook import SAMPLE_SESSION, load_workbook_conversation
 
     source = Path(path) if path is not None else SAMPLE_SESSION
     folder = Path(tempfile.mkdtemp(prefix="ctxlab-ch02-"))
@@ -118,7 +118,7 @@ def _label(item: Any, width: int = 60) -> str:
     text = item.text.replace("\n", " ").strip()
     if not text and item.tool_calls:
         text = "calls " + ", ".join(c.name for c in item.tool_calls)
-    text = redact(text)  # a preview: keys masked (ctxlab.redact), cut, then control characters escaped
+    text = redact(text)  # a preview: keys masked (ctxlab.base.redact), cut, then control characters escaped
     return safe_text(text if len(text) <= width else text[: width - 1] + "…")
 
 

@@ -21,14 +21,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from ..context import BudgetPolicy, Context, build_context
-from ..errors import BudgetError, CtxlabError
-from ..interactions import Granularity, group_units
-from ..messages import Conversation, Message
-from ..profiles import ModelProfile, profile_for
-from ..safe_text import safe_text, shown
-from ..tokens import MessageMeter
-from ._plots import COLOURS, figure, html_bar, html_units
+from ctxlab.context import BudgetPolicy, Context, build_context
+from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.interactions import Granularity, group_units
+from ctxlab.messages import Conversation, Message
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.base.safe_text import safe_text, shown
+from ctxlab.tokens import MessageMeter
+from ctxlab.widgets._plots import COLOURS, figure, html_bar, html_units
 
 SIZE_BINS = (100, 1_000, 10_000, 50_000)  # unit-size bin edges in tokens: <100, 100-1k, 1k-10k, 10k-50k, >=50k
 
@@ -146,7 +146,7 @@ def kept_under(conversation: Conversation, budget: int, profile: ModelProfile, m
 def minimum_budget(conversation: Conversation, profile: ModelProfile, meter: MessageMeter,
                    granularity: Granularity = "round") -> int:
     """The smallest budget (tokens) under which a context can be built: the fixed part, the newest unit
-    and the pinned ones. Read from the :class:`~ctxlab.errors.BudgetError` that smaller budgets raise."""
+    and the pinned ones. Read from the :class:`~ctxlab.base.errors.BudgetError` that smaller budgets raise."""
     budget = 1
     for _ in range(3):  # the fixed part first, then fixed + newest + pinned
         try:

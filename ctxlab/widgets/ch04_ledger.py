@@ -27,16 +27,16 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Sequence
 
-from .. import prices
-from ..cache import AnthropicCache, OpenAICache, request_from_sizes, to_provider_fields
-from ..errors import CtxlabError
-from ..ledger import Ledger, make_row
-from ..messages import Conversation, Entry
-from ..profiles import profile_for
-from ..render import prefix_diff
-from ..replay import ReplayResult, model_calls, replay
-from ..safe_text import safe_html, shown
-from ._plots import error_html, show_in
+from ctxlab.tables import prices
+from ctxlab.cache import AnthropicCache, OpenAICache, request_from_sizes, to_provider_fields
+from ctxlab.base.errors import CtxlabError
+from ctxlab.ledger import Ledger, make_row
+from ctxlab.messages import Conversation, Entry
+from ctxlab.tables.profiles import profile_for
+from ctxlab.render import prefix_diff
+from ctxlab.replay import ReplayResult, model_calls, replay
+from ctxlab.base.safe_text import safe_html, shown
+from ctxlab.widgets._plots import error_html, show_in
 
 # ---- the texts' three calls ------------------------------------------------------------------------
 
@@ -160,7 +160,7 @@ def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float = 300.0) -> list[
     out). ``gap``: seconds since the previous call; ``note``: what the record shows as a cause — the first call, a
     previous prompt below the model's minimum, a gap over the TTL, what was recorded in between — or nothing
     (the record holds no cause). Chapter 04."""
-    from ..cache_rules import rule_for
+    from ctxlab.tables.cache_rules import rule_for
 
     out, previous, prompt = [], None, None  # previous: time of the previous call; prompt: its prompt tokens
     for r in ledger.rows:
@@ -334,7 +334,7 @@ def collapse(result: ReplayResult) -> Collapse:
 
 # ---- committed fidelity figures ------------------------------------------------------------------------
 
-FIDELITY_TABLE = Path(__file__).resolve().parents[2] / "data" / "fidelity.csv"
+from ctxlab.lab.data import FIDELITY_TABLE
 
 
 def read_fidelity_table(path: str | Path = FIDELITY_TABLE) -> list[dict[str, str]]:
@@ -631,7 +631,7 @@ class LedgerWidget:
         self._render_diff()
 
     def _render(self) -> None:
-        from ..workbook import text_table
+        from ctxlab.lab.workbook import text_table
 
         s = self.state
         if s.error:

@@ -30,20 +30,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..context import BudgetPolicy, build_context
-from ..facts import Fact, load_facts
-from ..messages import Conversation, Message
-from ..paging import DEFAULT_ACTIONS, REASONS, PageStore, PagingPolicy, execute_read_page, page_lines, page_message
-from ..safe_text import shown
-from ..pruning import (DEFAULT_MARKER, ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message,
+from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.facts import Fact, load_facts
+from ctxlab.messages import Conversation, Message
+from ctxlab.paging import DEFAULT_ACTIONS, REASONS, PageStore, PagingPolicy, execute_read_page, page_lines, page_message
+from ctxlab.base.safe_text import shown
+from ctxlab.pruning import (DEFAULT_MARKER, ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message,
                        prune_text, text_tokens)
-from ..profiles import ModelProfile
-from ..replay import ReplayResult, replay
-from ..strategies import Call, Decision
-from ..tokens import MessageMeter, TiktokenCounter, TokenCounter, infer_static_head
-from ..workbook import DATA, SAMPLE_FACTS
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.replay import ReplayResult, replay
+from ctxlab.strategies import Call, Decision
+from ctxlab.tokens import MessageMeter, TiktokenCounter, TokenCounter, infer_static_head
+from ctxlab.lab.workbook import DATA, SAMPLE_FACTS
 
-PI_FACTS = DATA / "pi_facts.json"  # the hand-written checklist of the shared pi session
+from ctxlab.lab.data import PI_FACTS
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _EVIDENCE = re.compile(r"(?i)\berror\b|\bfail(?:ed|ure)?\b|\bE\d{3,5}\b|exception|traceback")
 
@@ -476,7 +476,7 @@ def cap_strategies(share: float = 0.25, cap_tokens: int = 4_000, baseline: bool 
     """The caps compared: no cap at all (``budgeted``, with ``baseline``), the library's fixed per-tool cap,
     the share rule fixed at arrival, and the share rule recomputed at every call (fresh objects: strategies
     hold state). Chapter 05."""
-    from ..strategies import BudgetedStrategy
+    from ctxlab.strategies import BudgetedStrategy
 
     return [*([BudgetedStrategy(name="no cap (budgeted)")] if baseline else []),
             PrunedStrategy(cap=ArrivalCap(default_tokens=cap_tokens), name=f"arrival cap ({cap_tokens:,})"),
@@ -491,7 +491,7 @@ def cap_comparison(conversation: Conversation, window: int = 60_000, share: floa
     The sample at 60,000 (Anthropic's rules): the recomputed cap re-renders the CI log at every call
     after it arrives and its hit rate falls far below both fixed caps. Chapter 05.
     """
-    from ..errors import CtxlabError
+    from ctxlab.base.errors import CtxlabError
 
     rows, results = [], {}
     for strategy in cap_strategies(share, cap_tokens, baseline):
@@ -510,7 +510,7 @@ def cap_comparison(conversation: Conversation, window: int = 60_000, share: floa
 def diff_at(result: ReplayResult, call: int, thread: str | None = None) -> tuple[Any, Any, Any]:
     """Call ``call`` of ``thread`` (default: the first call's thread) against the call before it:
     ``(PrefixDiff, its CallRecord, the previous CallRecord)``. Raises ValueError for the first call. Chapter 05."""
-    from ..render import prefix_diff
+    from ctxlab.render import prefix_diff
 
     thread = thread or result.records[0].call.thread
     mine = [r for r in result.records if r.call.thread == thread]
@@ -535,7 +535,7 @@ def cap_figure(results: dict[str, ReplayResult]):  # -> plotly Figure
     """Cache read per call, one line per replay: where a recomputed cap falls to the static head. Chapter 05."""
     import plotly.graph_objects as go
 
-    from ._plots import figure
+    from ctxlab.widgets._plots import figure
 
     fig = figure("Cache read per call", xaxis_title="call", yaxis_title="tokens read from the cache",
                  legend=dict(orientation="h", y=-0.25))

@@ -31,20 +31,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..context import BudgetPolicy, build_context
-from ..errors import CtxlabError
-from ..facts import Fact, FactReport, fact_retention
-from ..messages import Conversation, Message, assistant, user
-from ..profiles import profile_for
-from ..replay import ReplayResult, model_calls, replay
-from ..safe_text import shown
-from ..summary import BudgetedSummaryStrategy, PlacementRow, Summary
-from ..tokens import MessageMeter
-from ..workbook import DATA
-from ._plots import error_html
-from .ch05_pruning import PI_FACTS, checklist_for  # noqa: F401  (re-exported: the chapter imports it from here)
+from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.base.errors import CtxlabError
+from ctxlab.facts import Fact, FactReport, fact_retention
+from ctxlab.messages import Conversation, Message, assistant, user
+from ctxlab.tables.profiles import profile_for
+from ctxlab.replay import ReplayResult, model_calls, replay
+from ctxlab.base.safe_text import shown
+from ctxlab.summary import BudgetedSummaryStrategy, PlacementRow, Summary
+from ctxlab.tokens import MessageMeter
+from ctxlab.lab.workbook import DATA
+from ctxlab.widgets._plots import error_html
+from ctxlab.widgets.ch05_pruning import PI_FACTS, checklist_for  # noqa: F401  (re-exported: the chapter imports it from here)
 
-PI_SCORES = DATA / "pi_summaries_score.csv"  # pi's LLM summaries vs the rule-based one (data/make_summary_scores.py)
+from ctxlab.lab.data import PI_SCORES
 
 
 # ---- the checklist and the window -------------------------------------------------------------------
@@ -158,7 +158,7 @@ def retention_figure(rows: Sequence[Retention]):  # -> plotly Figure
     """Facts the model can read without a tool call (visible + in the summary), per call, per strategy. Chapter 06."""
     import plotly.graph_objects as go
 
-    from ._plots import figure
+    from ctxlab.widgets._plots import figure
 
     fig = figure("Checklist facts the model can read, per call", xaxis_title="call", yaxis_title="facts",
                  legend=dict(orientation="h", y=-0.25))

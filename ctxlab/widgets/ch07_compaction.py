@@ -31,19 +31,19 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from ..compaction import CompactionError, CompactionPolicy, CompactionStrategy, without_recorded
-from ..errors import CtxlabError
-from ..facts import Fact, fact_retention
-from ..interactions import group_units
-from ..messages import Conversation, ToolSpec, assistant, tool_result, user
-from ..profiles import ModelProfile, profile_for, with_window
-from ..render import prefix_diff
-from ..replay import ReplayResult, model_calls, replay
-from ..safe_text import safe_html, shown
-from ..strategies import Call, compacted_view, get_strategy, whole_context
-from ..summary import RuleBasedSummarizer
-from ..tokens import MessageMeter
-from ._plots import COLOURS, error_html, figure, show_in
+from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy, without_recorded
+from ctxlab.base.errors import CtxlabError
+from ctxlab.facts import Fact, fact_retention
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
+from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
+from ctxlab.render import prefix_diff
+from ctxlab.replay import ReplayResult, model_calls, replay
+from ctxlab.base.safe_text import safe_html, shown
+from ctxlab.strategies import Call, compacted_view, get_strategy, whole_context
+from ctxlab.summary import RuleBasedSummarizer
+from ctxlab.tokens import MessageMeter
+from ctxlab.widgets._plots import COLOURS, error_html, figure, show_in
 
 # ---- the window, the replays, the rewrites ------------------------------------------------------------
 
@@ -694,7 +694,7 @@ class SawtoothWidget:
         self._render()
 
     def _render(self) -> None:
-        from ..workbook import text_table
+        from ctxlab.lab.workbook import text_table
 
         s = self.state
         if s.error:

@@ -2,7 +2,7 @@
 
 What it holds:
 
-* :func:`leaderboard` — :func:`ctxlab.compare.compare` that also keeps each strategy's replay (so a widget can
+* :func:`leaderboard` — :func:`ctxlab.lab.compare.compare` that also keeps each strategy's replay (so a widget can
   show its ledger without replaying again); its rows equal ``compare``'s;
 * :func:`facts_for` — the bundled fact checklist that belongs to a conversation (the sample's, pi's, or none);
 * :func:`leaderboard_window` — the window a transcript's leaderboard is measured at (its model's own when the
@@ -29,21 +29,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..compare import CompareRow, strategies_for
-from ..errors import CtxlabError
-from ..facts import Fact, fact_retention, load_facts
-from ..loop import ContextManager
-from ..messages import Conversation, ToolSpec
-from ..profiles import profile_for, with_window
-from ..replay import ReplayResult, replay
-from ..safe_text import safe_html, shown
-from ..session import Session
-from ._plots import COLOURS, figure, show_in
-from .ch07_compaction import PolicyRow, compaction_window, policy_name, prefix_rewrites
+from ctxlab.lab.compare import CompareRow, strategies_for
+from ctxlab.base.errors import CtxlabError
+from ctxlab.facts import Fact, fact_retention, load_facts
+from ctxlab.loop import ContextManager
+from ctxlab.messages import Conversation, ToolSpec
+from ctxlab.tables.profiles import profile_for, with_window
+from ctxlab.replay import ReplayResult, replay
+from ctxlab.base.safe_text import safe_html, shown
+from ctxlab.io.session import Session
+from ctxlab.widgets._plots import COLOURS, figure, show_in
+from ctxlab.widgets.ch07_compaction import PolicyRow, compaction_window, policy_name, prefix_rewrites
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-LEADERBOARD_PI = DATA / "leaderboard_pi.csv"  # written by data/make_leaderboard.py
-CHECKLISTS = (DATA / "sample_facts.json", DATA / "pi_facts.json")
+from ctxlab.lab.data import CHECKLISTS, DATA, LEADERBOARD_PI
 # The strategies compared on a long transcript (a full leaderboard of pi takes about a minute).
 QUICK_STRATEGIES = ("full", "budgeted", "compaction", "pipeline")
 LONG_TRANSCRIPT_CALLS = 150
@@ -53,7 +51,7 @@ LONG_TRANSCRIPT_CALLS = 150
 
 def compare_row(name: str, result: ReplayResult, conversation: Conversation,
                 facts: Sequence[Fact] | None = None) -> CompareRow:
-    """The leaderboard row of one replay, as :func:`ctxlab.compare.compare` builds it. Chapter 08."""
+    """The leaderboard row of one replay, as :func:`ctxlab.lab.compare.compare` builds it. Chapter 08."""
     totals = result.ledger.totals()
     kept = fact_retention(result, facts, conversation) if facts else None
     return CompareRow(
@@ -80,7 +78,7 @@ class Leaderboard:
 
 def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = None, *, window: int | None = None,
                 facts: Sequence[Fact] | None = None, check: bool = True) -> Leaderboard:
-    """Replay ``conversation`` under each strategy, as :func:`ctxlab.compare.compare` does, keeping the replays.
+    """Replay ``conversation`` under each strategy, as :func:`ctxlab.lab.compare.compare` does, keeping the replays.
 
     ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8820.
     A strategy that cannot build a context gets a row with ``error``. Chapter 08.
@@ -403,7 +401,7 @@ class LeaderboardWidget:
         self.last_reaction_s = time.perf_counter() - started
 
     def _render(self) -> None:
-        from ..compare import format_rows
+        from ctxlab.lab.compare import format_rows
 
         s = self.state
         r = s.selected

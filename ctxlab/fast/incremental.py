@@ -1,0 +1,296 @@
+"""build_context for an agent loop: the same Context, with the work of earlier calls remembered.
+
+An agent loop builds a context before every model call from a history that only grew since the
+call before. :func:`~ctxlab.context.build_context` reads the whole history each time — it groups
+every message into units and writes a report line for every unit — so one call costs O(history).
+A meter made with ``MessageMeter(profile, incremental=True)`` keeps a :class:`HistoryMemo` of the
+last history it built from, and the next call redoes only what changed:
+
+* the new history must **extend** the remembered one: its first items are the same objects (a
+  tuple comparison, which runs in C and succeeds on identity without looking inside a message);
+* units closed earlier never change — a round closes when all its calls have their results, and
+  a user message is a unit of its own — so only the **last unit and the new messages** are grouped
+  again, by :func:`~ctxlab.interactions.group_units` itself;
+* each unit's tokens are summed **once** into a running **prefix sum** (the meter already counts each
+  message once), so the tokens of any run of units is one subtraction; the pins come from a list of
+  the units that start with a user message;
+* the walk back from the newest unit keeps units while they fit: the unit where it stops is found
+  by **bisection** on the prefix sums, the kept messages are one slice of the units' messages laid
+  end to end, and the report lines ("kept: fits", "dropped: older than a unit that did not fit") are
+  made once per unit and reused.
+
+A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check,
+the report and the kept messages). A history that does not extend a remembered one is grouped from
+scratch here; a budget error, an orphan or an empty conversation returns ``None``, so that
+build_context raises its own error: errors have one implementation.
+``tests/test_incremental.py`` checks that both paths give equal Contexts. Chapter 03 teaches
+build_context; this module only makes it fast (``bench/`` measures how much).
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ctxlab.base.errors import OrphanError
+from ctxlab.interactions import Unit, group_units
+from ctxlab.messages import Conversation, Message, TextPart
+
+if TYPE_CHECKING:
+    from ctxlab.context import BudgetPolicy, Context
+    from ctxlab.tables.profiles import ModelProfile
+    from ctxlab.tokens import MessageMeter
+
+MAX_MEMOS = 4  # histories one meter remembers (a strategy may build from a view and from the raw history)
+OLDER = ("dropped", "older than a unit that did not fit")
+FITS = ("kept", "fits")
+# A real user message put in front of a tail that starts at a unit boundary: group_units then starts
+# the tail in the state it had there (no open round, no preamble). Its unit is removed again.
+_RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
+
+
+@dataclass
+class HistoryMemo:
+    """What one history's last build learnt, for one granularity and unanswered-call treatment.
+
+    Per unit, in order: ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i),
+    where its messages start in ``flat`` (``flat_at``), and its two reusable report lines. Under the
+    ``current_turn`` thinking rule the tokens depend on the newest user message (``turn``, a unit index).
+    """
+
+    key: tuple[str, str, str]  # (granularity, unanswered, thinking rule)
+    items: tuple[Any, ...] = ()  # conversation.items last seen
+    messages: list[Message] = field(default_factory=list)  # sent messages (meta left out)
+    meta: int = 0  # meta messages seen
+    units: list[Unit] = field(default_factory=list)
+    user_units: list[int] = field(default_factory=list)  # units whose first message is a real user message
+    open_calls: dict[str, Message] = field(default_factory=dict)  # find_orphans' open calls after `messages`
+    usage_seen: bool = False  # some assistant message so far recorded usage (infer_static_head's trigger)
+    head: tuple[Any, Any, int] | None = None  # (system, tools, inferred head tokens) when computed
+    turn: int = -1  # the newest user unit the tokens were summed under
+    tokens: list[int] = field(default_factory=list)
+    cum: list[int] = field(default_factory=lambda: [0])
+    flat: list[Message] = field(default_factory=list)  # every unit's messages, end to end
+    flat_at: list[int] = field(default_factory=lambda: [0])
+    older: list[Any] = field(default_factory=list)  # UnitReport "dropped: older than ..." per unit
+    fits: list[Any] = field(default_factory=list)  # UnitReport "kept: fits" per unit
+
+    def extends(self, items: tuple[Any, ...]) -> bool:
+        k = len(self.items)
+        return len(items) >= k and items[:k] == self.items
+
+    def forget_from(self, unit: int) -> None:
+        """Drop what was learnt about units ``unit`` and later (regrouped, or their tokens changed)."""
+        del self.tokens[unit:], self.cum[unit + 1:], self.older[unit:], self.fits[unit:]
+
+    def update(self, items: tuple[Any, ...], granularity: str, unanswered: str) -> None:
+        """Take in the items after the remembered ones; regroup from the start of the last unit."""
+        new = items[len(self.items):]
+        self.items = items
+        sent = []
+        for item in new:
+            if isinstance(item, Message):
+                if item.role == "assistant" and item.usage and item.usage.total_input_tokens > 0:
+                    self.usage_seen = True
+                if item.origin == "meta":
+                    self.meta += 1
+                else:
+                    sent.append(item)
+        if not sent:
+            return
+        last = self.units[-1] if self.units else None
+        resumable = last is not None and last.kind != "preamble" and (granularity == "round" or last.first.is_real_user)
+        at_unit, at = (last.index, last.start) if resumable else (0, 0)
+        self.messages += sent
+        if at == 0:
+            fresh = group_units(self.messages, granularity, unanswered)
+        else:
+            tail = group_units([_RESUME, *self.messages[at:]], granularity, unanswered)[1:]
+            fresh = [replace(u, index=at_unit + k, start=u.start - 1 + at, stop=u.stop - 1 + at)
+                     for k, u in enumerate(tail)]
+        self.forget_from(at_unit)
+        del self.units[at_unit:], self.flat[self.flat_at[at_unit]:], self.flat_at[at_unit + 1:]
+        del self.user_units[bisect.bisect_left(self.user_units, at_unit):]
+        for u in fresh:
+            self.units.append(u)
+            self.flat += u.messages
+            self.flat_at.append(len(self.flat))
+            if u.kind in ("user", "turn") and u.first.is_real_user:
+                self.user_units.append(u.index)
+        for msg in sent:  # find_orphans' pairing, carried on: which calls still wait for a result
+            if msg.role == "assistant":
+                for cid in msg.call_ids:
+                    self.open_calls[cid] = msg
+            elif msg.role == "tool":
+                self.open_calls.pop(msg.tool_call_id or "", None)
+
+    def sum_tokens(self, profile: ModelProfile, meter: MessageMeter) -> None:
+        """Sum every unit's tokens not summed yet, as build_context does (thinking counted per position)."""
+        from ctxlab.context import _thinking_counts
+
+        turn = self.user_units[-1] if self.user_units else -1
+        if profile.thinking == "current_turn" and turn != self.turn:
+            self.forget_from(max(0, min(turn, self.turn)))  # thinking before the newest user message stops counting
+        self.turn = turn
+        last_user = self.units[turn].start if turn >= 0 else -1
+        while len(self.tokens) < len(self.units):
+            u = self.units[len(self.tokens)]
+            n = sum(meter.message(m, _thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
+            self.tokens.append(n)
+            self.cum.append(self.cum[-1] + n)
+
+    def lines(self, cache: list[Any], upto: int, decision: tuple[str, str]) -> list[Any]:
+        """The first ``upto`` report lines with ``decision``, made once per unit (a copy of the list)."""
+        from ctxlab.context import UnitReport
+
+        while len(cache) < upto:
+            u = self.units[len(cache)]
+            cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), self.tokens[u.index], *decision))
+        return cache[:upto]
+
+
+def _memo_for(meter: MessageMeter, items: tuple[Any, ...], key: tuple[str, str, str]) -> HistoryMemo:
+    memos: list[HistoryMemo] = meter.memos
+    for memo in memos:
+        if memo.key == key and memo.extends(items):
+            memos.remove(memo)
+            memos.append(memo)  # most recently used last
+            return memo
+    memo = HistoryMemo(key)
+    memos.append(memo)
+    del memos[:-MAX_MEMOS]
+    return memo
+
+
+def _walk_stop(memo: HistoryMemo, newest: int, must: dict[int, str], room: int) -> int:
+    """The unit where build_context's walk stops for lack of room (-1: everything fits).
+
+    ``free(j)`` = tokens of the units from j up to the newest, pinned ones left out (they are paid
+    for already). It only grows as j goes down, so the first j where it fits is found by bisection;
+    the walk stops one unit below it (never a pinned one: skipping it would not have used room).
+    """
+    cum, tokens = memo.cum, memo.tokens
+
+    def free(j: int) -> int:
+        return cum[newest] - cum[j] - sum(tokens[m] for m in must if j <= m < newest)
+
+    lo, hi = 0, newest  # free(newest) = 0 fits; find the smallest j with free(j) <= room
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if free(mid) <= room:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo - 1
+
+
+def _nth_unpinned_below(newest: int, n: int, must: dict[int, str]) -> int:
+    """The n-th unit below the newest that is not pinned (-1 when there are fewer)."""
+    i = newest - n
+    while i >= 0 and (newest - i - sum(i <= m < newest for m in must) < n or i in must):
+        i -= 1
+    return i
+
+
+def incremental_context(conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
+                        meter: MessageMeter) -> Context | None:
+    """The Context build_context would return, from the meter's memo; ``None`` where build_context must
+    speak for itself (a budget error, an orphan, no messages)."""
+    from ctxlab.context import Context, UnitReport
+
+    items = conversation.items if isinstance(conversation.items, tuple) else tuple(conversation.items)
+    key = (policy.granularity, policy.unanswered, profile.thinking)
+    memo = _memo_for(meter, items, key)
+    try:
+        memo.update(items, policy.granularity, policy.unanswered)
+    except OrphanError:
+        meter.memos.remove(memo)
+        return None
+    if not memo.messages:
+        return None
+    budget = policy.budget_for(profile)
+    notes = [n for n in (profile.tokenizer_note,) if n]
+    if memo.meta:
+        notes.append(f"{memo.meta} meta messages are never sent and were left out")
+
+    tools_t = meter.tools(conversation.tools)
+    system_t = meter.system(conversation.system)
+    head_t = conversation.inferred_head_tokens
+    if head_t is None:
+        head_t = _inferred_head(conversation, memo, meter)
+    if head_t:
+        notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
+        if conversation.tools:
+            tools_t -= profile.tool_system_tokens
+    fixed = tools_t + system_t + head_t + profile.per_request_tokens
+    if fixed > budget:
+        return None
+    treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
+    notes += [f"call {cid!r} in {m.where()} never got a result: {treatment}" for cid, m in memo.open_calls.items()]
+
+    memo.sum_tokens(profile, meter)
+    units, tokens = memo.units, memo.tokens
+    newest = len(units) - 1
+    pins: dict[int, str] = {}
+    if policy.pin_first_task and memo.user_units:
+        pins[memo.user_units[0]] = "pinned: first task message"
+    if policy.pin_newest_user and memo.user_units:
+        pins[memo.user_units[-1]] = "pinned: newest user message"
+    must = {newest: "newest unit", **pins}
+    if pins.get(0) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
+        del must[0], pins[0]
+        notes.append("the first task message is pinned but does not fit; it was dropped")
+    must_t = sum(tokens[i] for i in must)
+    if fixed + must_t > budget:
+        return None
+
+    # build_context's walk, read off the prefix sums: units above `stop` are kept (or pinned), `stop`
+    # is dropped with its reason, units below it are dropped as older unless pinned.
+    room = budget - fixed - must_t
+    stop = _walk_stop(memo, newest, must, room)
+    why_stop = ""
+    if stop >= 0:  # the room left when the walk reached it: the units kept above it are paid for
+        left = room - (memo.cum[newest] - memo.cum[stop + 1]) + sum(tokens[m] for m in must if stop < m < newest)
+        why_stop = f"needs {tokens[stop]:,}, {left:,} left"
+    if policy.max_units is not None:
+        capped = _nth_unpinned_below(newest, max(0, policy.max_units - len(must)) + 1, must)
+        if capped >= 0 and capped >= stop:
+            stop, why_stop = capped, f"max_units={policy.max_units} reached"
+    decision = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}
+    first = stop + 1  # the first unit of the kept run above the stop
+    if profile.requires_user_first and not any(m < stop for m in must):  # a pinned unit is a user message
+        while first < newest and units[first].first.role != "user":
+            decision[first] = ("dropped", "the provider needs a user message first")
+            first += 1
+
+    report = memo.lines(memo.older, max(stop, 0), OLDER)
+    if stop >= 0:
+        report.append(None)
+        decision.setdefault(stop, ("dropped", why_stop))
+    report += memo.lines(memo.fits, newest + 1, FITS)[stop + 1:]
+    for i, d in decision.items():
+        u = units[i]
+        report[i] = UnitReport(i, u.kind, u.first.id, len(u.messages), tokens[i], *d)
+    below = sorted(m for m in must if m < stop)  # pinned units kept below the run
+    flat, at = memo.flat, memo.flat_at
+    kept_messages = [m for i in below for m in units[i].messages] + flat[at[first]:at[newest + 1]]
+    return Context(
+        system=conversation.system, tools=conversation.tools, messages=tuple(kept_messages),
+        profile=profile, counter=meter.counter.name, budget_tokens=budget, tools_tokens=tools_t,
+        system_tokens=system_t, head_tokens=head_t, overhead_tokens=profile.per_request_tokens,
+        message_tokens=sum(tokens[i] for i in below) + memo.cum[newest + 1] - memo.cum[first],
+        report=tuple(report), notes=tuple(notes))
+
+
+def _inferred_head(conversation: Conversation, memo: HistoryMemo, meter: MessageMeter) -> int:
+    """infer_static_head's answer, computed once the history has a call with recorded usage (it does
+    not change as the history grows) and 0 until then."""
+    from ctxlab.tokens import infer_static_head
+
+    if conversation.system or conversation.tools or not memo.usage_seen:
+        return 0
+    if memo.head is None or memo.head[0] is not conversation.system or memo.head[1] is not conversation.tools:
+        inferred = infer_static_head(conversation, meter)
+        memo.head = (conversation.system, conversation.tools, inferred.tokens if inferred else 0)
+    return memo.head[2]

@@ -1,0 +1,92 @@
+"""Calibration: how far o200k counts are from a provider's own tokenizer, measured from usage.
+
+Anthropic does not publish Claude's tokenizer, but a transcript with recorded usage tells us
+how many tokens Claude counted. Between two consecutive calls of a thread that hit the cache
+fully (the second call read everything the first call read or wrote), the growth of the prompt
+is exactly what was added in between: the first call's reply and the tool results or user
+messages that followed. Counting those same messages with o200k gives a pair
+
+    (Claude tokens added, o200k tokens counted)
+
+and the calibration factor is their token-weighted ratio. Pairs are skipped where the count
+cannot be compared: a real user message in between (earlier thinking is stripped then), a
+model or thinking change, a compaction, or a reply with thinking (its signature is not kept).
+
+Simplified on purpose: one factor for all content; the per-message overheads are o200k's.
+Taught in chapter 01 (measured) and used by the Claude profiles.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ctxlab.messages import Conversation, Entry, Message, ThinkingPart
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.tokens import MessageMeter, TiktokenCounter
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """``factor`` = Σ added (provider tokens) / Σ counted (o200k) over ``pairs`` clean call pairs;
+    ``median`` of the per-pair ratios."""
+
+    factor: float
+    median: float
+    pairs: int
+    added_tokens: int
+    counted_tokens: int
+    skipped: dict[str, int]
+
+    def __str__(self) -> str:
+        skipped = ", ".join(f"{k} {v}" for k, v in sorted(self.skipped.items()))
+        return (f"provider/o200k = {self.factor:.3f} (median {self.median:.3f}) over {self.pairs} call pairs: "
+                f"{self.added_tokens:,} added vs {self.counted_tokens:,} counted; skipped: {skipped}")
+
+
+def measure_calibration(conversation: Conversation, profile: ModelProfile | None = None) -> CalibrationReport | None:
+    """Measure the provider/o200k token ratio from recorded usage; None when no clean pair exists.
+
+    Example: a reply of 100 o200k tokens plus a tool result of 900 that grew Claude's prompt by 1,150
+    tokens gives a pair with ratio 1.15 (added 1,150 / counted 1,000).
+    """
+    profile = profile or profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
+    meter = MessageMeter(profile, TiktokenCounter("o200k_base"))  # raw o200k: the thing being calibrated
+    skipped: dict[str, int] = {}
+    added = counted = 0
+    ratios: list[float] = []
+
+    def skip(why: str) -> None:
+        skipped[why] = skipped.get(why, 0) + 1
+
+    for thread in conversation.threads():
+        prev: Message | None = None
+        between: list[Message] = []
+        disturbed = False
+        for item in conversation.thread(thread).items:
+            if isinstance(item, Entry):
+                disturbed = disturbed or item.kind in ("compaction", "model_change", "thinking_level_change")
+                continue
+            if item.role == "assistant" and item.usage and item.usage.total_input_tokens > 0:
+                if prev is not None:
+                    usage, before = item.usage, prev.usage
+                    if disturbed:
+                        skip("model, thinking or compaction in between")
+                    elif any(m.is_real_user for m in between):
+                        skip("a user message in between")
+                    elif any(isinstance(p, ThinkingPart) for p in prev.parts):
+                        skip("reply with thinking")
+                    elif usage.cache_read_tokens != before.cache_read_tokens + before.cache_write_tokens:
+                        skip("not a full cache hit")
+                    else:
+                        mine = meter.message(prev) + sum(meter.message(m) for m in between if m.origin != "meta")
+                        theirs = usage.total_input_tokens - before.total_input_tokens  # what was added, in their tokens
+                        if mine > 0 and theirs > 0:
+                            added, counted = added + theirs, counted + mine
+                            ratios.append(theirs / mine)
+                prev, between, disturbed = item, [], False
+            elif prev is not None:
+                between.append(item)
+    if not ratios:
+        return None
+    return CalibrationReport(added / counted, statistics.median(ratios), len(ratios), added, counted, skipped)

@@ -1,0 +1,180 @@
+"""Small helpers the chapters call: where the bundled data is, loading a transcript, text tables.
+
+What it holds: the paths of the bundled files (:data:`SAMPLE_SESSION`, :data:`PI_BILL`, ...),
+:func:`banner` (the versions line at the top of every chapter; it also sets plotly up),
+:func:`load_workbook_conversation` (the bundled sample, or a learner's own transcript),
+:func:`text_table` (the plain table printed under every figure) and :func:`rel` (a path as the
+chapters print it: relative to the repository, never absolute).
+
+Plumbing for the notebooks, not a concept of its own. Simplified on purpose: when a learner's file
+holds several conversations and none is named, the one with the most messages is taken (and the
+choice is written into the conversation's notes).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import platform
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ctxlab.messages import Conversation
+from ctxlab.base.safe_text import shown
+
+from ctxlab.lab.data import DATA, PI_BILL, REPO, SAMPLE_FACTS, SAMPLE_SESSION  # re-exported: the chapters import them here
+
+__all__ = ["REPO", "DATA", "SAMPLE_SESSION", "SAMPLE_FACTS", "PI_BILL", "banner", "versions",
+           "setup_plots", "load_workbook_conversation", "conversation_rows", "text_table", "rel"]
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def versions() -> dict[str, str]:
+    """The versions a chapter depends on: ``{"python": "3.11.9", "ctxlab": "0.1.0", ...}``."""
+    out = {"python": platform.python_version()}
+    for dist in ("ctxlab", "tiktoken", "plotly", "ipywidgets", "pandas"):
+        out[dist] = _version(dist)
+    return out
+
+
+def setup_plots() -> None:
+    """Make figures reproducible and offline: the ``plotly_mimetype`` renderer and ctxlab's template.
+
+    The mimetype renderer stores figure JSON only (no random div ids, no plotly.js from a CDN);
+    the template is ctxlab's own, so a plotly upgrade does not change the stored figures.
+    """
+    import plotly.io as pio
+
+    from ctxlab.widgets._plots import register_template
+
+    register_template()
+    pio.renderers.default = "plotly_mimetype"
+
+
+def banner(chapter: str = "", plots: bool = True) -> None:
+    """Print the versions line that opens a chapter, and set plotting up (:func:`setup_plots`).
+
+    ``banner("01 token accounting")`` → ``ctxlab workbook · 01 token accounting`` and a line of
+    versions. The chapters mark this cell ``# NBVAL_IGNORE_OUTPUT``: versions change. A chapter with
+    no figures passes ``plots=False``: plotly's renderer set-up costs about a second and a half.
+    """
+    if plots:
+        setup_plots()
+    print("ctxlab workbook" + (f" · {chapter}" if chapter else ""))
+    print(" · ".join(f"{k} {v}" for k, v in versions().items()))
+
+
+def rel(path: str | Path) -> str:
+    """A path as a chapter prints it: relative to the repository, else just the file name."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return p.name
+
+
+def load_workbook_conversation(path: str | Path | None = None, conversation: int | None = None,
+                               thread: str | None = None) -> Conversation:
+    """The conversation a chapter measures: the bundled sample, or the learner's transcript at ``path``.
+
+    Any format :func:`ctxlab.io.formats.load` reads is accepted. ``conversation`` picks one of several
+    (a tau-bench or OpenAI file holds many); left ``None``, the one with the most messages is taken.
+    A conversation with several threads (Claude Code sub-agents) is cut to ``thread``, by default
+    ``main`` — each thread is its own agent with its own context. Every choice made for you is
+    written into ``notes``. ``load_workbook_conversation()`` → the sample session.
+    """
+    from ctxlab.io.formats import load
+
+    file = Path(path) if path is not None else SAMPLE_SESSION
+    if not file.exists():
+        what = "the bundled sample" if path is None else "your transcript"
+        raise FileNotFoundError(f"{rel(file)}: {what} is not there. "
+                                + ("Run: python data/make_sample.py" if path is None else
+                                   "Check the path in TRANSCRIPT (a path relative to the notebooks folder works)."))
+    transcript = load(file)
+    if conversation is not None or len(transcript.conversations) == 1:
+        chosen = transcript.conversation(conversation if conversation is not None else None)
+    else:
+        index = max(range(len(transcript.conversations)), key=lambda i: len(transcript.conversations[i].messages))
+        chosen = transcript.conversations[index]
+        chosen = dataclasses.replace(chosen, notes=chosen.notes + (
+            f"{transcript.file} holds {len(transcript.conversations)} conversations; "
+            f"took #{index} ({chosen.id}), the one with the most messages",))
+    threads = chosen.threads()
+    if thread is not None or len(threads) > 1:
+        name = thread if thread is not None else ("main" if "main" in threads else threads[0])
+        if name not in threads:
+            raise ValueError(f"{transcript.file} has threads {', '.join(threads)}; no thread {name!r}.")
+        others = [t for t in threads if t != name]
+        kept = chosen.thread(name)
+        note = f"took thread {name!r}" + (f"; other threads: {', '.join(others)}" if others else "")
+        chosen = dataclasses.replace(kept, notes=kept.notes + (note,))
+    return chosen
+
+
+def conversation_rows(conversation: Conversation) -> list[tuple[str, Any]]:
+    """(what, value) rows describing a conversation: model, messages by role, calls, threads, notes."""
+    msgs = conversation.messages
+    rows: list[tuple[str, Any]] = [
+        ("conversation", conversation.id),
+        ("model", conversation.model or "(not recorded)"),
+        ("messages", len(msgs)),
+        ("  user", sum(m.role == "user" for m in msgs)),
+        ("  assistant", sum(m.role == "assistant" for m in msgs)),
+        ("  tool results", sum(m.role == "tool" for m in msgs)),
+        ("tool calls", sum(len(m.tool_calls) for m in msgs)),
+        ("entries (compactions, setting changes, ...)", len(conversation.entries)),
+        ("system prompt blocks", len(conversation.system)),
+        ("tool definitions", len(conversation.tools)),
+    ]
+    rows += [("note", n) for n in conversation.notes]
+    return rows
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return "" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    # a pasted API key is shown masked (ctxlab.base.redact), control and invisible characters escaped
+    # (ctxlab.base.safe_text); numbers are untouched
+    return shown(str(value), multiline=True)
+
+
+def text_table(rows: Sequence[Mapping[str, Any] | Sequence[Any]], columns: Sequence[str]) -> str:
+    """A plain-text table: numbers right-aligned with thousands separators, text left-aligned.
+
+    ``text_table([("o200k_base", 12)], ["counter", "tokens"])`` →
+    ``'counter     tokens\\n----------  ------\\no200k_base      12'``. Rows may be dicts keyed by column.
+    Ints get ``1,234``; floats two decimals — pass a formatted string for anything else. Text
+    that looks like an API key is masked (:func:`ctxlab.base.redact.redact`): tables are for display.
+    """
+    cells = [[_cell(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]
+    raw = [[(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]
+    numeric = [bool(raw) and all(isinstance(row[i], (int, float)) and not isinstance(row[i], bool)
+                                 or (isinstance(row[i], str) and _looks_numeric(row[i])) for row in raw)
+               for i in range(len(columns))]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(columns)]
+
+    def line(values: Sequence[str]) -> str:
+        out = [v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(columns), line(["-" * w for w in widths])] + [line(r) for r in cells])
+
+
+def _looks_numeric(text: str) -> bool:
+    """'1,234', '-12.5%', '$0.87', '+3', '271 s', '1.25x' look numeric (right-aligned); 'o200k_base' does not."""
+    return bool(_NUMERIC.match(text.strip()))
+
+
+_NUMERIC = re.compile(r"^[+\-−]?\$?[\d,]*\.?\d+\s*(%|x|s|ms|min|tokens)?$")
