@@ -1,7 +1,6 @@
 """Small helpers the chapters call: where the bundled data is, loading a transcript, text tables.
 
 What it holds: the paths of the bundled files (:data:`SAMPLE_SESSION`, :data:`PI_BILL`, ...),
-:func:`banner` (the versions line at the top of every chapter; it also sets plotly up),
 :func:`load_workbook_conversation` (the bundled sample, or a learner's own transcript),
 :func:`text_table` (the plain table printed under every figure) and :func:`rel` (a path as the
 chapters print it: relative to the repository, never absolute).
@@ -14,61 +13,22 @@ choice is written into the conversation's notes).
 from __future__ import annotations
 
 import dataclasses
-import platform
 import re
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ctxlab.messages import Conversation
 from ctxlab.base.safe_text import shown
+from ctxlab.lab.data import (  # re-exported: the chapters import them here
+    DATA,
+    PI_BILL,
+    REPO,
+    SAMPLE_FACTS,
+    SAMPLE_SESSION,
+)
+from ctxlab.messages import Conversation
 
-from ctxlab.lab.data import DATA, PI_BILL, REPO, SAMPLE_FACTS, SAMPLE_SESSION  # re-exported: the chapters import them here
-
-__all__ = ["REPO", "DATA", "SAMPLE_SESSION", "SAMPLE_FACTS", "PI_BILL", "banner", "versions",
-           "setup_plots", "load_workbook_conversation", "conversation_rows", "text_table", "rel"]
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
-def versions() -> dict[str, str]:
-    """The versions a chapter depends on: ``{"python": "3.11.9", "ctxlab": "0.1.0", ...}``."""
-    out = {"python": platform.python_version()}
-    for dist in ("ctxlab", "tiktoken", "plotly", "ipywidgets", "pandas"):
-        out[dist] = _version(dist)
-    return out
-
-
-def setup_plots() -> None:
-    """Make figures reproducible and offline: the ``plotly_mimetype`` renderer and ctxlab's template.
-
-    The mimetype renderer stores figure JSON only (no random div ids, no plotly.js from a CDN);
-    the template is ctxlab's own, so a plotly upgrade does not change the stored figures.
-    """
-    import plotly.io as pio
-
-    from ctxlab.widgets._plots import register_template
-
-    register_template()
-    pio.renderers.default = "plotly_mimetype"
-
-
-def banner(chapter: str = "", plots: bool = True) -> None:
-    """Print the versions line that opens a chapter, and set plotting up (:func:`setup_plots`).
-
-    ``banner("01 token accounting")`` → ``ctxlab workbook · 01 token accounting`` and a line of
-    versions. The chapters mark this cell ``# NBVAL_IGNORE_OUTPUT``: versions change. A chapter with
-    no figures passes ``plots=False``: plotly's renderer set-up costs about a second and a half.
-    """
-    if plots:
-        setup_plots()
-    print("ctxlab workbook" + (f" · {chapter}" if chapter else ""))
-    print(" · ".join(f"{k} {v}" for k, v in versions().items()))
+__all__ = ["REPO", "DATA", "SAMPLE_SESSION", "SAMPLE_FACTS", "PI_BILL", "load_workbook_conversation",
+           "conversation_rows", "text_table", "rel"]
 
 
 def rel(path: str | Path) -> str:
