@@ -12,8 +12,8 @@ message gets the same tokens from both, checked below), and the same budget: gpt
   ``build_context(conv, policy, meter=MessageMeter(profile))`` against
   ``trim_messages(messages, strategy="last", start_on="human", include_system=True, ...)``;
 * **agent loop** — one call after another as the history grows: ctxlab keeps one
-  ``MessageMeter(profile, incremental=True)``, so each call counts only the new messages
-  (``incremental.py``); the time is the median over the last 25 model calls before the size.
+  ``IncrementalMeter(profile)`` (``ctxlab.fast``), so each call counts only the new messages
+  (``fast/incremental.py``); the time is the median over the last 25 model calls before the size.
   trim_messages keeps nothing between calls, so its time per call is its cold time;
 * **bare O(n) scan** — the least a builder without memory must do per call: look up every
   message's cached count once (``meter.message``) and walk back from the newest to the budget.
@@ -32,6 +32,7 @@ from sessions import conversation, langchain_counter, profile, tiled, to_langcha
 from timing import Goal, Section, best_of, growth_exponent, main_for, median, ms, timed  # noqa: E402
 
 from ctxlab.context import BudgetPolicy, build_context  # noqa: E402
+from ctxlab.fast import IncrementalMeter  # noqa: E402
 from ctxlab.tokens import MessageMeter  # noqa: E402
 
 SIZES = (1_000, 10_000, 100_000)
@@ -67,7 +68,7 @@ def measure(n: int, trim) -> dict[str, float | int]:
     cold, ctx = best_of(lambda: build_context(conv, policy, profile=prof, meter=MessageMeter(prof)), repeat)
     out: dict[str, float | int] = {"n": len(messages), "ctx_cold": cold.cpu_s, "ctx_kept": len(ctx.messages)}
 
-    meter = MessageMeter(prof, incremental=True)
+    meter = IncrementalMeter(prof)
     points = call_points(messages, len(messages), LOOP_CALLS + 1)
     build_context(conversation(messages[:points[0]]), policy, profile=prof, meter=meter)  # the calls before
     per_call = []

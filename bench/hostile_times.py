@@ -94,7 +94,7 @@ def _files(folder: Path) -> list[tuple[str, Path]]:
 
 
 def run() -> Section:
-    from ctxlab.paging import PageStore, execute_read_page
+    from ctxlab.io.page_store import PageStore, execute_read_page
 
     section = Section("Hostile files: time to refuse (or read)", COMMAND, intro=__doc__.split("\n\n", 2)[2].strip())
     section.columns = ["file", "command", "in process", "exit", "child process", "child exit", "what it says",

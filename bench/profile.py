@@ -24,12 +24,13 @@ from sessions import conversation, profile, tiled  # noqa: E402
 from timing import SHARED  # noqa: E402
 
 from ctxlab.context import BudgetPolicy, build_context  # noqa: E402
+from ctxlab.fast import FAST, IncrementalMeter  # noqa: E402
 from ctxlab.tokens import MessageMeter  # noqa: E402
 
 
 def agent_loop() -> None:
     prof, policy, messages = profile(), BudgetPolicy(), tiled(10_000)
-    meter = MessageMeter(prof, incremental=True)
+    meter = IncrementalMeter(prof)
     points = [k for k in range(1, len(messages)) if messages[k].role == "assistant"][-26:]
     build_context(conversation(messages[:points[0]]), policy, profile=prof, meter=meter)
     for k in points[1:]:
@@ -47,7 +48,7 @@ def replay_pi(*strategies: str) -> None:
 
     conv = load(SHARED / "pi-mono" / "before-compaction.jsonl").conversation()
     for strategy in strategies or ("full", "budgeted"):
-        replay(conv, strategy)
+        replay(conv, strategy, speedup=FAST)
 
 
 def ledger() -> None:

@@ -7,29 +7,29 @@ compactions; the largest single session of the shared transcripts — tau-bench'
 holds 200 short conversations). Every strategy is replayed with each call's own model and exact
 counts (tiktoken, times the profile's calibration for Claude), as ``ctxlab.replay`` does by default.
 
-* **ctxlab** — ``replay(conversation, strategy)``: one incremental meter per thread and profile
-  (each message counted and grouped once, ``incremental.py``) and one render cache (each message
-  serialised and hashed once; a request continues the blocks, chained digests and token prefix sums
-  of the request before it, ``render_cache.py``);
-* **from scratch** — the same replay with a meter that counts every message again at every call and
-  a render cache that renders every block again (the block digests and prefix sums are rebuilt per
-  call). Both give the same ledger: the totals are compared below.
+* **ctxlab** — ``replay(conversation, strategy, speedup=FAST)``: one incremental meter per thread and
+  profile (each message counted and grouped once, ``fast/incremental.py``) and one render cache (each
+  message serialised and hashed once; a request continues the blocks, chained digests and token prefix
+  sums of the request before it, ``fast/render_cache.py``);
+* **from scratch** — the same replay through the same slot with a meter that counts every message again
+  at every call and the book's ``render_blocks`` (every block rendered again, the block digests and
+  prefix sums rebuilt per call). Both give the same ledger: the totals are compared below.
+  (``bench/fast_vs_plain.py`` compares FAST with the book's plain replay, whose meter does remember counts.)
 """
 
 from __future__ import annotations
 
-import importlib
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from timing import SHARED, Goal, Section, best_of, main_for, ms, timed  # noqa: E402
 
+from ctxlab.fast import FAST  # noqa: E402
 from ctxlab.messages import ThinkingPart  # noqa: E402
-from ctxlab.fast.render_cache import RenderCache  # noqa: E402
+from ctxlab.render import render_blocks  # noqa: E402
+from ctxlab.replay import Speedup  # noqa: E402
 from ctxlab.tokens import MessageMeter  # noqa: E402
 
 SOURCE = SHARED / "pi-mono" / "before-compaction.jsonl"
@@ -39,9 +39,6 @@ QUICK = ("full", "budgeted", "recorded")
 
 class RecountingMeter(MessageMeter):
     """A meter with no memory: every message, role, system prompt and tool list is counted at every call."""
-
-    def __init__(self, profile, counter=None, *, incremental: bool = False) -> None:
-        super().__init__(profile, counter)
 
     def message(self, msg, include_thinking: bool = True) -> int:
         return self.overhead(msg) + sum(self.part(p) for p in msg.parts
@@ -54,34 +51,7 @@ class RecountingMeter(MessageMeter):
         return count()
 
 
-class RerenderingCache(RenderCache):
-    """A render cache with no memory: every block is serialised, hashed and counted again at every call."""
-
-    def get(self, msg, provider, keep, meter):
-        from ctxlab.render import _render_message
-
-        return _render_message(msg, provider, keep, meter)
-
-    def head(self, key, refs, make):
-        return make()
-
-    def continue_from(self, key, refs, messages, last_user):
-        return None, 0
-
-    def remember(self, rendered) -> None:
-        pass
-
-
-@contextmanager
-def from_scratch() -> Iterator[None]:
-    """Inside: ``ctxlab.replay`` makes memoryless meters and render caches."""
-    module = importlib.import_module("ctxlab.replay")
-    saved = module.MessageMeter, module.RenderCache
-    module.MessageMeter, module.RenderCache = RecountingMeter, RerenderingCache
-    try:
-        yield
-    finally:
-        module.MessageMeter, module.RenderCache = saved
+SCRATCH = Speedup(meter=RecountingMeter, renderer=lambda: render_blocks)  # no memory anywhere
 
 
 def run(quick: bool = False) -> Section:
@@ -92,16 +62,15 @@ def run(quick: bool = False) -> Section:
         return section
     from ctxlab.io.formats import load
     from ctxlab.replay import replay
-    from ctxlab.strategies import STRATEGY_NAMES
+    from ctxlab.replay import STRATEGY_NAMES
 
     conv = load(SOURCE).conversation()
-    replay(conv, "full")  # load the encodings and price tables once, outside every timing
+    replay(conv, "full", speedup=FAST)  # load the encodings and price tables once, outside every timing
     section.columns = ["strategy", "calls", "ctxlab", "from scratch", "ratio", "same totals"]
     ours_total = scratch_total = 0.0
     for name in QUICK if quick else STRATEGY_NAMES:
-        ours, result = best_of(lambda: replay(conv, name), 2)
-        with from_scratch():
-            scratch, again = timed(lambda: replay(conv, name))
+        ours, result = best_of(lambda: replay(conv, name, speedup=FAST), 2)
+        scratch, again = timed(lambda: replay(conv, name, speedup=SCRATCH))
         same = result.ledger.totals() == again.ledger.totals()
         ours_total += ours.cpu_s
         scratch_total += scratch.cpu_s

@@ -29,7 +29,8 @@ COMMAND = "python bench/widget_latency.py"
 
 def run(quick: bool = False) -> Section:
     from ctxlab.widgets.ch03_budget import BudgetWidget
-    from ctxlab.widgets.ch04_ledger import PROVIDERS, STRATEGIES, LedgerWidget
+    from ctxlab.lab.ch04_replays import PROVIDERS, STRATEGIES
+    from ctxlab.widgets.ch04_ledger import LedgerWidget
 
     n = 1_000 if quick else 2_000
     section = Section(f"Interactive latency on a {n:,}-message session", COMMAND + (" --quick" if quick else ""),

@@ -39,41 +39,45 @@ from ctxlab.messages import (
 )
 from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
 from ctxlab.tokens import (
-    COUNTER_NAMES,
     CharsPerTokenCounter,
-    EstimateRow,
     InferredHead,
     MessageMeter,
     TiktokenCounter,
     TokenCounter,
-    compare_estimates,
     counter_for,
-    get_counter,
     image_tokens,
     infer_static_head,
     tools_tokens,
 )
+from ctxlab.estimators import COUNTER_NAMES, EstimateRow, compare_estimates, get_counter
 
 # ---- the prefix-cache ledger (chapter 04) ----
-from ctxlab.cache import AnthropicCache, CacheOutcome, OpenAICache, request_from_sizes, to_provider_fields
+from ctxlab.cache import CacheOutcome, PrefixDiff, prefix_diff, request_from_sizes, to_provider_fields
+from ctxlab.cache_anthropic import AnthropicCache
+from ctxlab.cache_openai import OpenAICache
 from ctxlab.lab.calibration import CalibrationReport, measure_calibration
 from ctxlab.checks import Violation, check_context
-from ctxlab.lab.fidelity import end_to_end, structural
+from ctxlab.lab.fidelity import structural
+from ctxlab.lab.fidelity_end_to_end import end_to_end
 from ctxlab.ledger import Ledger, LedgerRow, recorded_ledger
-from ctxlab.render import Block, PrefixDiff, RenderedRequest, prefix_diff, render_blocks, to_anthropic_body, to_openai_body
-from ctxlab.replay import ReplayResult, model_calls, replay
-from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
-                         Strategy, get_strategy)
+from ctxlab.render import Block, RenderedRequest, render_blocks, to_anthropic_body, to_openai_body
+from ctxlab.replay import ReplayResult, get_strategy, replay
+from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy, Strategy,
+                               model_calls)
 
 # ---- pruning, paging, summaries, compaction (chapters 05-08) ----
 from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
-from ctxlab.facts import Fact, FactReport, fact_retention, load_facts
-from ctxlab.loop import ContextManager, Request, neutral_usage
-from ctxlab.paging import READ_PAGE_TOOL, PagedStrategy, PageError, PageStore, PagingPolicy, execute_read_page, page_message
+from ctxlab.facts import Fact, FactReport, fact_retention
+from ctxlab.io.checklist import load_facts
+from ctxlab.loop import AgentLoop, ContextManager, Request, neutral_usage
+from ctxlab.paging import READ_PAGE_TOOL, PagedStrategy, PageError, PagingPolicy, page_message
+from ctxlab.io.page_store import PageStore, execute_read_page
 from ctxlab.pipeline import PipelineStrategy
-from ctxlab.pruning import ArrivalCap, PruneBudgetError, PrunedStrategy, PrunedText, prune_message, prune_text
-from ctxlab.summary import (BudgetedSummaryStrategy, LLMSummarizer, RuleBasedSummarizer, Summarizer, Summary,
-                      placement_experiment, summary_call)
+from ctxlab.pruning import ArrivalCap, PruneBudgetError, PrunedText, prune_message, prune_text
+from ctxlab.pruning_strategy import PrunedStrategy
+from ctxlab.summary import RuleBasedSummarizer, Summarizer, Summary
+from ctxlab.summary_strategy import BudgetedSummaryStrategy, LLMSummarizer, summary_call
+from ctxlab.lab.placement import placement_experiment
 
 # ---- plumbing: sessions, transcript readers, prices ----
 from ctxlab.io.formats import detect, load
@@ -114,5 +118,5 @@ __all__ = [
     "placement_experiment", "summary_call", "Fact", "FactReport", "fact_retention", "load_facts",
     # compaction, the pipeline, the agent loop (chapters 07-08)
     "CompactionError", "CompactionPolicy", "CompactionStrategy", "PipelineStrategy",
-    "ContextManager", "Request", "neutral_usage",
+    "AgentLoop", "ContextManager", "Request", "neutral_usage",
 ]

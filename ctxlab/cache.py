@@ -1,40 +1,42 @@
-"""Prefix-cache simulators: for one request, what the provider reads from its cache, writes, and sends uncached.
+"""Prefix caches: what every simulator shares — the outcome of one request, the store of entries, test requests.
 
 A provider keeps the work it did on a prompt's beginning (the *prefix cache*, 前缀缓存) for a few
-minutes; the next request that starts with the same bytes pays a tenth for that part. Two rule
-sets share one interface, :class:`PrefixCache`, so the replay can swap them:
+minutes; the next request that starts with the same bytes pays a tenth for that part. For one
+request a simulator says what the provider reads from its cache, writes, and sends uncached
+(:class:`CacheOutcome`: ``read + write + uncached == total``). Two rule sets share one interface,
+:class:`PrefixCache`, so the replay can swap them, one file each:
 
-* :class:`AnthropicCache` — explicit breakpoints (``Block.breakpoint``). A request writes an entry
-  at each breakpoint; a later request reads the longest entry it finds at one of its breakpoints
-  or up to 20 blocks before one. Minimum length per model, TTL refreshed by reads, caches per model.
-* :class:`OpenAICache` — automatic: every prompt of 1,024+ tokens is stored; a later request reads
-  the longest common token prefix with any stored prompt, rounded down to 128 tokens.
+* ``cache_anthropic.py`` — :class:`~ctxlab.cache_anthropic.AnthropicCache`: explicit breakpoints,
+  a 20-block lookback, a minimum length per model, a TTL refreshed by reads;
+* ``cache_openai.py`` — :class:`~ctxlab.cache_openai.OpenAICache`: automatic, every long prompt
+  stored, reads the longest common token prefix in 128-token steps (also Gemini and DeepSeek rows).
 
+Both keep their entries in a :class:`CacheStore` (by model and prefix digest; a read refreshes an
+entry, a write makes it usable once its response has started) and explain a miss in one line.
 Times are seconds passed in by the caller (``None``: the transcript has no timestamps, nothing
-expires); nothing here reads a clock or a file. The rules come from ``cache_rules.py``.
+expires); nothing here reads a clock or a file. The rules come from ``tables/cache_rules.py``.
+:func:`request_from_sizes` builds a request from block sizes (the chapter's examples and the
+tests); :func:`to_provider_fields` turns an outcome into the usage a provider would report;
+:func:`prefix_diff` names the first block where two requests part, and why.
 
-Simplified on purpose: one TTL per request (Anthropic lets 1 h and 5 min entries mix); inside the
-first differing block OpenAI's shared tokens are the o200k token prefix of the two blocks' wire
-text, scaled to the block's token count; entries live until they expire (no eviction under load).
-Taught in chapter 04.
+Simplified on purpose: one TTL per request (Anthropic lets 1 h and 5 min entries mix); entries live
+until they expire (no eviction under load). Taught in chapter 04.
 """
 
 from __future__ import annotations
 
-import bisect
-import hashlib
-from dataclasses import dataclass, replace
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Iterable, Protocol, Sequence
 
-from ctxlab.tables._offline_encodings import get_encoding
-from ctxlab.tables.cache_rules import NO_CACHE, CacheRule, bills_cache_writes, model_key, rule_for
-from ctxlab.render import Block, RenderedRequest, shared_blocks
+from ctxlab.base import validate
+from ctxlab.base.errors import CtxlabError
+from ctxlab.render import Block, RenderedRequest, digest
+from ctxlab.tables.cache_rules import NO_CACHE, CacheRule, model_key, rule_for
 
 
 @dataclass(frozen=True)
 class CacheOutcome:
-    """One request through a cache. ``read + write + uncached == total`` (tokens).
+    """One request through a cache. ``read + write + uncached == total`` (tokens). Chapter 04.
 
     ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with the 1 h TTL.
     ``read_until_block``: index of the last block read from the cache (None: nothing read).
@@ -51,11 +53,21 @@ class CacheOutcome:
 
     @property
     def hit_rate(self) -> float:
+        """Read / total input (0.0 for an empty prompt): 4,480 read of 4,860 → 0.92."""
         return self.cache_read_tokens / self.total_input_tokens if self.total_input_tokens else 0.0
+
+    @classmethod
+    def of(cls, req: RenderedRequest, read: int, write: int, write_1h: int, until: int | None,
+           reason: str) -> CacheOutcome:
+        """The outcome for ``req`` given what was read and written; the rest of its tokens are uncached.
+        A 4,860-token prompt reading 4,480 and writing 380 → uncached 0. Chapter 04."""
+        total = req.total_tokens
+        return cls(read, write, write_1h, total - read - write, total, until, reason)
 
 
 class PrefixCache(Protocol):
-    """What the replay needs from a simulator."""
+    """What the replay needs from a simulator: ``request`` one prompt at a time, and ``warm_head``
+    to pre-store the static head (tools + system) as an earlier session would have. Chapter 04."""
 
     def request(self, req: RenderedRequest, at_s: float | None, *, ttl_s: float | None = None,
                 response_started_s: float | None = None) -> CacheOutcome: ...
@@ -64,8 +76,8 @@ class PrefixCache(Protocol):
 
 
 @dataclass(eq=False)
-class _Entry:
-    """One cached prefix. Mutable on purpose: a read moves ``used_s`` (the TTL restarts)."""
+class CacheEntry:
+    """One cached prefix. Mutable on purpose: a read moves ``used_s`` (the TTL restarts). Chapter 04."""
 
     model: str
     prefix: str  # prefix digest at the block the entry ends on (thinking setting included)
@@ -79,46 +91,49 @@ class _Entry:
     req: RenderedRequest | None = None  # the whole prompt (OpenAI compares tokens inside a block)
 
     def expired(self, at_s: float | None) -> bool:
+        """More than ``ttl_s`` since the last write or read (never, without times)."""
         return at_s is not None and self.used_s is not None and at_s - self.used_s > self.ttl_s
 
     def pending(self, at_s: float | None) -> bool:
+        """Written by a response that had not started yet at ``at_s`` (a parallel request)."""
         return at_s is not None and self.available_s is not None and at_s < self.available_s
 
 
-def _plain_chain(req: RenderedRequest) -> list[str]:
-    """Prefix digests without the thinking salt: equal here but not in ``prefix_digest`` = thinking changed."""
+def plain_chain(req: RenderedRequest) -> list[str]:
+    """Each block's prefix digest without the thinking salt, in block order: equal here but not in
+    ``prefix_digest`` means only the thinking setting changed. Chapter 04."""
     chain, out = "", []
     for b in req.blocks:
-        chain = hashlib.sha256((chain + b.digest).encode()).hexdigest()[:32]
+        chain = digest(chain + b.digest)
         out.append(chain)
     return out
 
 
-def _outcome(req: RenderedRequest, read: int, write: int, write_1h: int, until: int | None,
-             reason: str) -> CacheOutcome:
-    total = req.total_tokens
-    return CacheOutcome(read, write, write_1h, total - read - write, total, until, reason)
-
-
-def _too_short(rule: CacheRule, minimum: int) -> str:
+def too_short(rule: CacheRule, minimum: int) -> str:
+    """The reason a prompt under the minimum is not cached: ``too_short(rule, 1_024)`` → ``"miss: below
+    minimum 1,024"`` (or, for :data:`~ctxlab.tables.cache_rules.NO_CACHE`, that the model documents none).
+    Chapter 04."""
     if rule is NO_CACHE:
         return "miss: no documented prompt caching for this model"
     return f"miss: below minimum {minimum:,}"
 
 
-class _Store:
-    """Entries by (model, prefix digest), and by the prefix without thinking salt (for the reasons)."""
+class CacheStore:
+    """A simulator's entries by (model, prefix digest), and by the prefix without thinking salt (for the
+    reasons). ``rules`` fixes one rule row for every model (None: looked up per request); ``min_tokens``
+    and ``ttl_s`` override the row's (a positive whole number of tokens, positive seconds; None: the
+    row's). A bad argument raises CtxlabError naming it. Chapter 04.
+    """
 
     def __init__(self, rules: CacheRule | None, min_tokens: int | None, ttl_s: float | None) -> None:
-        from ctxlab.base.errors import CtxlabError
-        from ctxlab.base.validate import seconds, tokens
-
         if rules is not None and not isinstance(rules, CacheRule):  # the simulators' arguments, checked once here
             raise CtxlabError(f"rules must be a CacheRule (e.g. rule_for('gemini-2.5-pro')) or None "
                               f"(got {type(rules).__name__})")
-        self.rules, self.min_tokens, self.ttl_s = rules, tokens("min_tokens", min_tokens), seconds("ttl_s", ttl_s)
-        self.entries: dict[tuple[str, str], _Entry] = {}  # (model, prefix) -> entry
-        self.plain: dict[str, list[_Entry]] = {}  # prefix without thinking salt -> entries
+        self.rules = rules
+        self.min_tokens = validate.tokens("min_tokens", min_tokens)
+        self.ttl_s = validate.seconds("ttl_s", ttl_s)
+        self.entries: dict[tuple[str, str], CacheEntry] = {}  # (model, prefix) -> entry
+        self.plain: dict[str, list[CacheEntry]] = {}  # prefix without thinking salt -> entries
         self.calls = 0
 
     def rule(self, req: RenderedRequest, mode: str) -> tuple[CacheRule, int]:
@@ -128,20 +143,23 @@ class _Store:
             rule = rule_for(req.model, "openai")  # e.g. a Claude transcript replayed under OpenAI's rules
         return rule, self.min_tokens or rule.min_tokens
 
-    def put(self, e: _Entry) -> None:
+    def put(self, e: CacheEntry) -> None:
+        """Store ``e``, replacing an entry with the same model and prefix."""
         self.drop(self.entries.get((e.model, e.prefix)))
         self.entries[(e.model, e.prefix)] = e
         self.plain.setdefault(e.plain, []).append(e)
 
-    def drop(self, e: _Entry | None) -> None:
+    def drop(self, e: CacheEntry | None) -> None:
+        """Forget ``e`` (nothing for None)."""
         if e is not None:
             self.plain[e.plain].remove(e)
             del self.entries[(e.model, e.prefix)]
 
     def has_model(self, model: str) -> bool:
+        """Whether any entry was written for ``model`` (else a miss is a cold start)."""
         return any(m == model for m, _ in self.entries)
 
-    def why_not(self, e: _Entry, req: RenderedRequest, at_s: float | None, thinking: bool = True) -> str | None:
+    def why_not(self, e: CacheEntry, req: RenderedRequest, at_s: float | None, thinking: bool = True) -> str | None:
         """Why an entry with the same bytes as this prefix cannot be read, or None if it can."""
         if e.model != model_key(req.model):
             return f"model changed (entry written for {e.model})"
@@ -153,212 +171,6 @@ class _Store:
         if e.expired(at_s):
             return f"expired after {at_s - e.used_s:.0f} s (ttl {e.ttl_s:.0f})"
         return None
-
-
-# ---------------------------------------------------------------- Anthropic: explicit breakpoints
-
-class AnthropicCache:
-    """Anthropic's rules: entries at breakpoints, 20-block lookback, minimum length, TTL refreshed by reads.
-
-    ``rules`` fixes one rule row for every model (default: looked up per request model);
-    ``min_tokens`` / ``ttl_s`` override the row's minimum and default TTL (a positive whole number
-    of tokens, positive seconds; None: the row's). A bad one raises CtxlabError naming it.
-    """
-
-    mode = "breakpoints"
-
-    def __init__(self, rules: CacheRule | None = None, min_tokens: int | None = None,
-                 ttl_s: float | None = None) -> None:
-        self._s = _Store(rules, min_tokens, ttl_s)
-
-    def request(self, req: RenderedRequest, at_s: float | None, *, ttl_s: float | None = None,
-                response_started_s: float | None = None) -> CacheOutcome:
-        """Read, write and uncached tokens of ``req`` sent at ``at_s``; entries it writes become
-        usable at ``response_started_s`` (default ``at_s``). The texts' call 2: 4,480 read + 380 write.
-        Chapter 04."""
-        s = self._s
-        s.calls += 1
-        rule, minimum = s.rule(req, self.mode)
-        ttl = ttl_s or s.ttl_s or rule.ttl_s
-        model, bps = model_key(req.model), req.breakpoints
-        if rule.max_breakpoints and len(bps) > rule.max_breakpoints:
-            raise ValueError(f"{len(bps)} cache breakpoints; the API accepts at most {rule.max_breakpoints}")
-        if req.total_tokens < minimum:  # nothing this short can have been written, and nothing is written
-            return _outcome(req, 0, 0, 0, None, _too_short(rule, minimum))
-        if not bps:
-            return _outcome(req, 0, 0, 0, None, "miss: no breakpoint (nothing marked for caching)")
-        plain, cold = _plain_chain(req), not s.has_model(model)
-
-        # Read: each breakpoint looks at itself and up to lookback-1 blocks before it for an entry.
-        # The read is the longest prefix found; every entry found is refreshed (its TTL restarts).
-        until, hit = None, None
-        for bp in bps:
-            for j in range(bp, max(-1, bp - (rule.lookback_blocks or 20)), -1):
-                e = s.entries.get((model, req.blocks[j].prefix_digest))
-                if e is not None and not e.expired(at_s) and not e.pending(at_s):
-                    e.used_s = at_s if at_s is not None else e.used_s
-                    if until is None or j > until:
-                        until, hit = j, e
-                    break
-        read = req.cum_tokens[until] if until is not None else 0
-        lost = self._longer_prefix_lost(req, plain, until, at_s, bps, rule)  # before this request writes
-
-        # Write: an entry at every breakpoint whose prefix reaches the minimum. Those past the read
-        # point cost a write (read point -> last such breakpoint); those inside it come with the read.
-        born = response_started_s if response_started_s is not None else at_s
-        last = None
-        for bp in bps:
-            if req.cum_tokens[bp] < minimum:
-                continue  # a breakpoint below the minimum writes nothing
-            old = s.entries.get((model, req.blocks[bp].prefix_digest))
-            # a live entry stays (a parallel twin's counts from whichever response starts first)
-            if old is None or old.expired(at_s) or (born is not None and (old.available_s or 0) > born):
-                s.put(_Entry(model, req.blocks[bp].prefix_digest, plain[bp], req.cum_tokens[bp], s.calls,
-                             req.thinking, ttl, born, born))
-            if until is None or bp > until:
-                last = bp
-        write = req.cum_tokens[last] - read if last is not None else 0
-
-        if hit is not None:
-            reason = f"hit: entry from call {hit.call} at block {until}"
-            reason += f"; longer prefix missed: {lost}" if lost else ""
-        else:
-            reason = f"miss: {lost}" if lost else "cold" if cold else "miss: no cached prefix matches"
-        return _outcome(req, read, write, write if ttl >= 3600 else 0, until, reason)
-
-    def _longer_prefix_lost(self, req: RenderedRequest, plain: list[str], until: int | None, at_s: float | None,
-                            bps: Sequence[int], rule: CacheRule) -> str | None:
-        """The reason the longest entry holding more of this prompt than was read could not be used."""
-        for j in range(len(req.blocks) - 1, -1 if until is None else until, -1):
-            found = self._s.plain.get(plain[j])
-            if not found:
-                continue
-            # explain with the entry closest to usable: same model and thinking first, then newest
-            e = sorted(found, key=lambda x: (x.model == model_key(req.model), x.thinking == req.thinking,
-                                             x.used_s or 0))[-1]
-            why = self._s.why_not(e, req, at_s)
-            if why:
-                return why
-            later = [bp for bp in bps if bp >= j]
-            if not later:
-                return f"lookback: no breakpoint at or after block {j}, where an entry ends"
-            return (f"lookback: entry at block {j} is {min(later) - j} blocks before the nearest breakpoint "
-                    f"(limit {rule.lookback_blocks})")
-        return None
-
-    def warm_head(self, req: RenderedRequest, at_s: float | None) -> None:
-        """Pre-write the static head (tools + system) as if an earlier session had: a warm start."""
-        head = [i for i, b in enumerate(req.blocks) if b.kind in ("tools", "system")]
-        if not head:
-            return
-        s, plain = self._s, _plain_chain(req)
-        rule, minimum = s.rule(req, self.mode)
-        marks = [i for i in req.breakpoints if i <= head[-1]] or [head[-1]]
-        for i in marks:
-            if req.cum_tokens[i] >= minimum:
-                s.put(_Entry(model_key(req.model), req.blocks[i].prefix_digest, plain[i], req.cum_tokens[i], 0,
-                             req.thinking, s.ttl_s or rule.ttl_s, at_s, at_s))
-
-
-# ---------------------------------------------------------------- OpenAI: automatic prefix matching
-
-@lru_cache(maxsize=512)
-def _ids(text: str) -> tuple[int, ...]:
-    return tuple(get_encoding("o200k_base").encode(text, disallowed_special=()))
-
-
-def _shared_in_block(old: Block, new: Block) -> int:
-    """Tokens two differing blocks share at their start: the o200k token prefix of their wire text,
-    scaled to the block's own token count (so the sum stays consistent with ``cum_tokens``)."""
-    if old.digest == new.digest or not old.text or not new.text:
-        return 0  # same text but a different chain before it (e.g. thinking salt): nothing in it is shared
-    a, b = _ids(old.text), _ids(new.text)
-    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-    return min(old.tokens, new.tokens, k * new.tokens // max(1, len(b)))
-
-
-def shared_prefix_tokens(old: RenderedRequest, new: RenderedRequest) -> int:
-    """Tokens at the start of ``new`` identical to ``old``: whole blocks by prefix digest, then tokens. Chapter 04."""
-    n = min(len(old.blocks), len(new.blocks))
-    lo = shared_blocks(old, new)
-    shared = new.cum_tokens[lo - 1] if lo else 0
-    return shared + (_shared_in_block(old.blocks[lo], new.blocks[lo]) if lo < n else 0)
-
-
-def floor_to(tokens: int, step: int) -> int:
-    """``floor_to(4860, 128)`` → 4736 (OpenAI's 128-token steps, chapter 04)."""
-    return tokens // step * step
-
-
-class OpenAICache:
-    """Automatic prefix caching: prompts of ``min_tokens``+ are stored; reads in ``increment_tokens`` steps.
-
-    Cache writes are billed only where the price table lists a cache-write price (GPT-5.6 family
-    on); elsewhere newly cached tokens count as uncached input. Also runs the Gemini and DeepSeek
-    rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``. Arguments as for :class:`AnthropicCache`.
-    """
-
-    mode = "automatic"
-
-    def __init__(self, rules: CacheRule | None = None, min_tokens: int | None = None,
-                 ttl_s: float | None = None) -> None:
-        self._s = _Store(rules, min_tokens, ttl_s)
-
-    def request(self, req: RenderedRequest, at_s: float | None, *, ttl_s: float | None = None,
-                response_started_s: float | None = None) -> CacheOutcome:
-        """The texts' call 3: a 4,990-token prompt after a 4,860 one reads 4,736 and sends 254 uncached.
-        Chapter 04."""
-        s = self._s
-        s.calls += 1
-        rule, minimum = s.rule(req, self.mode)
-        ttl, step, model = ttl_s or s.ttl_s or rule.ttl_s, rule.increment_tokens, model_key(req.model)
-        if req.total_tokens < minimum:
-            return _outcome(req, 0, 0, 0, None, _too_short(rule, minimum))
-        cold, shared = not s.has_model(model), [(e, shared_prefix_tokens(e.req, req)) for e in s.entries.values()]
-        best, hit, lost, lost_tokens = 0, None, None, 0
-        for e, n in shared:
-            why = s.why_not(e, req, at_s, thinking=False)  # a thinking change already shows in the digests
-            if why is None and n > best:
-                best, hit = n, e
-            elif why is not None and n > max(best, lost_tokens):
-                lost, lost_tokens = why, n
-        read = floor_to(best, step) if floor_to(best, step) >= minimum else 0
-        if read and at_s is not None:
-            hit.used_s = at_s  # a hit keeps the entry alive
-
-        # Every prompt long enough is stored. One this prompt extends is superseded: this one shares
-        # at least as much with any later request, and is newer.
-        for e, n in shared:
-            if e.model == model and n >= e.tokens:
-                s.drop(e)
-        born = response_started_s if response_started_s is not None else at_s
-        blocks_total = req.cum_tokens[-1] if req.cum_tokens else 0
-        if req.blocks:
-            s.put(_Entry(model, req.blocks[-1].prefix_digest, _plain_chain(req)[-1], blocks_total, s.calls,
-                         req.thinking, ttl, born, born, req))
-        # Newly cached tokens are a write where writes are billed; elsewhere they stay uncached input.
-        billed = bills_cache_writes(req.model, rule.provider)
-        write = max(0, floor_to(blocks_total, step) - read) if billed else 0
-
-        if read:
-            reason = f"hit: {read:,} of {best:,} shared tokens (steps of {step}) from call {hit.call}"
-        elif hit is not None and best:
-            reason = f"miss: shared prefix {best:,} below minimum {minimum:,}"
-        else:
-            reason = f"miss: {lost}" if lost else "cold" if cold else "miss: no cached prefix matches"
-        for e in [e for e in s.entries.values() if e.expired(at_s)]:
-            s.drop(e)  # gone for good (only a live entry is refreshed), and keeps the comparisons few
-        until = bisect.bisect_right(req.cum_tokens, read) - 1 if read else None  # last block read whole
-        return _outcome(req, read, write, write if ttl >= 3600 else 0, until if until != -1 else None, reason)
-
-    def warm_head(self, req: RenderedRequest, at_s: float | None) -> None:
-        """Store the static head (tools + system) as if an earlier session had sent it."""
-        h = sum(1 for b in req.blocks if b.kind in ("tools", "system"))
-        rule, minimum = self._s.rule(req, self.mode)
-        if h and req.cum_tokens[h - 1] >= minimum:
-            head = replace(req, blocks=req.blocks[:h], cum_tokens=req.cum_tokens[:h], overhead_tokens=0)
-            self._s.put(_Entry(model_key(req.model), head.blocks[-1].prefix_digest, _plain_chain(head)[-1],
-                               head.cum_tokens[-1], 0, req.thinking, self._s.ttl_s or rule.ttl_s, at_s, at_s, head))
 
 
 # ---------------------------------------------------------------- helpers for chapters and tests
@@ -377,18 +189,16 @@ def request_from_sizes(pieces: Sequence[tuple[str, int] | tuple[str, int, str]],
     marks = set(breakpoints) if breakpoints is not None else {len(pieces) - 1}
     blocks, cum, chain, total, salted = [], [], "", 0, False
 
-    def h(text: str) -> str:
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
     for i, piece in enumerate(pieces):
         label, tokens, text = piece[0], piece[1], (piece[2] if len(piece) > 2 else "")
         kind = next((k for k in ("tools", "system") if label.startswith(k)), "message")
-        digest = h(f"{label}\x00{tokens}\x00{text}")
+        block_digest = digest(f"{label}\x00{tokens}\x00{text}")
         if kind == "message" and not salted:
-            chain, salted = h(chain + f"thinking={thinking}"), True
-        chain = h(chain + digest)
+            chain, salted = digest(chain + f"thinking={thinking}"), True
+        chain = digest(chain + block_digest)
         total += tokens
-        blocks.append(Block(kind, label, digest, chain, tokens, text, label if kind == "message" else None, i in marks))
+        blocks.append(Block(kind, label, block_digest, chain, tokens, text, label if kind == "message" else None,
+                            i in marks))
         cum.append(total)
     return RenderedRequest(provider, model, tuple(blocks), tuple(cum), thinking)
 
@@ -406,3 +216,59 @@ def to_provider_fields(outcome: CacheOutcome, provider: str) -> dict:
     return {"prompt_tokens": outcome.total_input_tokens,
             "prompt_tokens_details": {"cached_tokens": outcome.cache_read_tokens,
                                       "cache_write_tokens": outcome.cache_write_tokens}}
+
+
+# ---- where two requests part (chapter 04: what a miss is) ----
+
+@dataclass(frozen=True)
+class PrefixDiff:
+    """Where two requests part: ``index`` of the first differing block (None when one is a prefix of
+    the other), ``shared_tokens`` before it, and a one-line ``reason``. Chapter 04."""
+
+    index: int | None
+    shared_tokens: int
+    reason: str
+    old: Block | None = None
+    new: Block | None = None
+
+
+def shared_blocks(old: RenderedRequest, new: RenderedRequest) -> int:
+    """How many leading blocks ``new`` repeats from ``old`` (0 … the shorter length). Chapter 04.
+
+    A prefix digest chains every block up to its own: two requests agree on it up to some block and
+    differ from there on, so the first difference is found by bisection — O(log n), not a scan.
+    """
+    lo, hi = 0, min(len(old.blocks), len(new.blocks))
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if old.blocks[mid].prefix_digest == new.blocks[mid].prefix_digest:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
+    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended
+    only. Chapter 04."""
+    n = min(len(old.blocks), len(new.blocks))
+    lo = shared_blocks(old, new)
+    i = lo if lo < n else None
+    if model_key(old.model) != model_key(new.model):
+        return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")
+    if i is None:
+        shared = old.cum_tokens[n - 1] if n else 0
+        grew = len(new.blocks) - len(old.blocks)
+        why = f"prefix kept; {grew} blocks appended" if grew >= 0 else f"new request is shorter by {-grew} blocks"
+        return PrefixDiff(None, shared, why)
+    shared = old.cum_tokens[i - 1] if i else 0
+    a, b = old.blocks[i], new.blocks[i]
+    if a.digest == b.digest and a.kind == "message" and old.thinking != new.thinking:
+        why = f"thinking setting changed ({old.thinking} → {new.thinking}): message caches invalidated"
+    elif a.kind != b.kind:
+        why = f"{a.label} replaced by {b.label}"
+    elif a.message_id and a.message_id != b.message_id:
+        why = f"history changed at block {i}: {a.label} dropped or replaced by {b.label}"
+    else:
+        why = f"{a.kind} block {b.label} changed"
+    return PrefixDiff(i, shared, why, a, b)

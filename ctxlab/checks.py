@@ -10,12 +10,13 @@ Rules (each violation names its rule):
 * ``pairing`` — no orphan on either side (``interactions.find_orphans``);
 * ``provider`` — the provider would accept the messages (``interactions.provider_error``: each
   call's results right after it), checked when it would accept the whole history;
-* ``budget`` — total tokens within the budget under the strategy's own counter (strategies that
-  do not promise a budget, ``full`` and ``recorded``, report overflows in the ledger instead), and
-  a budget no larger than the window;
+* ``budget`` — total tokens within the budget under the strategy's own counter (a strategy that
+  does not promise a budget, ``budgeted = False`` as ``full`` and ``recorded``, reports overflows in
+  the ledger instead), and a budget no larger than the window;
 * ``head`` — the system prompt and tools are the conversation's, first and unchanged (a strategy
   may append after them: a summary to the system prompt — as its own block or at the end of the
-  last one — and the ``read_page`` tool to the tools);
+  last one, opening with ``views.SUMMARY_MARKER`` — and the tools it declares in ``added_tools``,
+  paging's ``read_page``);
 * ``history`` — every message comes from the history, in its order and at most once; the only
   others are ctxlab's stubs for unanswered calls (``origin="synthetic"``) and summaries
   (``origin="compact_summary"``). A pruned or paged result keeps the id of the one it stands for;
@@ -23,6 +24,9 @@ Rules (each violation names its rule):
   newest compaction in the history (recorded or ctxlab's) summarised it;
 * ``not_empty`` — at least one message;
 * ``user_first`` — a profile that needs a user message first gets one.
+
+The checks name no strategy: each strategy declares what it promises (``strategies.Strategy``).
+Taught in chapter 04 (the replay's ``check=True``); the rules grow with chapters 05–07.
 """
 
 from __future__ import annotations
@@ -33,15 +37,16 @@ from dataclasses import dataclass
 from ctxlab.context import Context
 from ctxlab.base.errors import OrphanError
 from ctxlab.interactions import find_orphans, group_units, provider_error
-from ctxlab.messages import Conversation, Message
+from ctxlab.messages import Conversation, Message, ToolSpec
+from ctxlab.strategies import PROMISE, Promise, Strategy
+from ctxlab.views import SUMMARY_MARKER, compacted_view
 
-UNBUDGETED = frozenset({"full", "recorded"})
 MADE_BY_CTXLAB = frozenset({"synthetic", "compact_summary"})  # origins of messages a context may add
 
 
 @dataclass(frozen=True)
 class Violation:
-    """One broken rule: ``rule`` and a sentence naming the message or the numbers."""
+    """One broken rule: ``rule`` and a sentence naming the message or the numbers. Chapter 04."""
 
     rule: str
     detail: str
@@ -50,20 +55,31 @@ class Violation:
         return f"{self.rule}: {self.detail}"
 
 
-def check_context(context: Context, history: Conversation, strategy: str = "budgeted") -> list[Violation]:
-    """Every rule ``context`` breaks for ``history`` under ``strategy``; ``[]`` when it is sound."""
+def check_context(context: Context, history: Conversation, strategy: Strategy | Promise = PROMISE) -> list[Violation]:
+    """Every rule ``context`` breaks for ``history`` under ``strategy``; ``[]`` when it is sound. Chapter 04.
+
+    ``strategy`` is the strategy that built the context (or a :class:`~ctxlab.strategies.Promise`): its
+    ``budgeted`` and ``added_tools`` say what it promised; one that declares neither promises a budget
+    and no added tools. ``check_context(ctx, history, FullStrategy())`` → ``[]`` for an overflowing ``full``.
+    Raises TypeError for a strategy's name (a string): pass the strategy itself.
+    """
+    if isinstance(strategy, str):
+        raise TypeError(f"check_context takes the strategy itself, not its name {strategy!r}: "
+                        f"check_context(context, history, get_strategy({strategy!r}))")
+    budgeted = getattr(strategy, "budgeted", PROMISE.budgeted)
+    added_tools = tuple(getattr(strategy, "added_tools", PROMISE.added_tools))
     found: list[Violation] = []
     if not context.messages:
         found.append(Violation("not_empty", "the context holds no message"))
     found += [Violation("pairing", str(o)) for o in find_orphans(context.messages)]
     found += _provider(context, history)
-    if strategy not in UNBUDGETED and context.total_tokens > context.budget_tokens:
+    if budgeted and context.total_tokens > context.budget_tokens:
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
     if context.budget_tokens > context.window_tokens:
         found.append(Violation("budget", f"the budget of {context.budget_tokens:,} tokens is larger than the "
                                          f"window of {context.window_tokens:,}"))
-    found += _head(context, history)
+    found += _head(context, history, added_tools)
     found += _history(context.messages, history.messages)
     users = [m for m in history.messages if m.is_real_user]
     if users and users[-1] not in context.messages and not _summarised(users[-1], history):
@@ -88,10 +104,8 @@ def _provider(context: Context, history: Conversation) -> list[Violation]:
     return [Violation("provider", error)]
 
 
-def _head(context: Context, history: Conversation) -> list[Violation]:
-    from ctxlab.paging import READ_PAGE_TOOL  # the one tool a strategy may add
-    from ctxlab.summary import SUMMARY_MARKER  # how every placed summary opens
-
+def _head(context: Context, history: Conversation, may_add: tuple[ToolSpec, ...]) -> list[Violation]:
+    """The system prompt and tools first and unchanged; after them only summaries and the tools ``may_add``."""
     base = len(history.system)
     head = context.system[:base]
     # a summary appended to the end of the last system block (the texts' placement) keeps the head
@@ -103,8 +117,9 @@ def _head(context: Context, history: Conversation) -> list[Violation]:
         return [Violation("head", "the system prompt or the tools differ from the conversation's")]
     if any(not block.startswith(SUMMARY_MARKER) for block in added_blocks):
         return [Violation("head", "a system block was added that is not a summary")]
-    if any(tool != READ_PAGE_TOOL for tool in added_tools):
-        return [Violation("head", f"tools were added besides read_page: {', '.join(t.name for t in added_tools)}")]
+    if any(tool not in may_add for tool in added_tools):
+        besides = f" besides {', '.join(t.name for t in may_add)}" if may_add else ""
+        return [Violation("head", f"tools were added{besides}: {', '.join(t.name for t in added_tools)}")]
     return []
 
 
@@ -131,7 +146,5 @@ def _history(sent: tuple[Message, ...], recorded: tuple[Message, ...]) -> list[V
 
 def _summarised(message: Message, history: Conversation) -> bool:
     """Whether the newest compaction in ``history`` left ``message`` out of the view (its summary stands for it)."""
-    from ctxlab.strategies import compacted_view
-
     view, entry, _ = compacted_view(history)
     return entry is not None and message not in view.messages

@@ -4,7 +4,7 @@ The texts' rule: when the context reaches 80% of the window, summarise the oldes
 go, down to under 50%; between compactions, only append, so the prefix — and the cache — stays
 stable. Each compaction is a session **entry** (summary, first kept message, tokens before and
 after, every message the summary now stands for), never an edit of the history; the next calls
-see the history through it (``strategies.compacted_view``).
+see the history through it (``views.compacted_view``).
 
 Per call, :class:`CompactionStrategy` does:
 
@@ -19,7 +19,8 @@ Per call, :class:`CompactionStrategy` does:
 4. keep the newest units backwards while they fit the target; summarise everything older together
    with the previous summary (a summary of a summary keeps the earlier one's sources), as a model
    call of its own (a side call with a ledger row), held to the room the budget leaves it (a
-   summary over it is cut); record the compaction entry;
+   summary over it is cut); record the compaction entry (its ``target`` too: the effective target
+   in tokens, typed, so a chapter never reads it back out of a note);
 5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the
    context over the budget: then it is summarised again, shorter; above target afterwards → reported.
 
@@ -29,18 +30,20 @@ message, as pi and Claude Code place it. Taught in chapter 07.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Literal
 
 from ctxlab.base import validate
 from ctxlab.context import Context
 from ctxlab.base.errors import BudgetError
 from ctxlab.interactions import Unit, group_units
-from ctxlab.messages import Conversation, Entry, Message, user
+from ctxlab.messages import Conversation, Entry, Message, ToolSpec, user
 from ctxlab.tables.profiles import ModelProfile
-from ctxlab.strategies import SUMMARY_PREFIX, Call, Decision, SideCall, compacted_view, whole_context
-from ctxlab.summary import _cut_to_tokens
+from ctxlab.pruning import cut_to_tokens, fair_shares, prune_message
+from ctxlab.strategies import Call, Decision, SideCall, whole_context
+from ctxlab.summary import RuleBasedSummarizer, Summarizer, held_to
 from ctxlab.tokens import CharsPerTokenCounter, MessageMeter
+from ctxlab.views import SUMMARY_PREFIX, compacted_view, without_recorded
 
 SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
                        "requests, constraints and decisions, files read and changed, commands run, errors, "
@@ -48,7 +51,8 @@ SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use
 
 
 class CompactionError(BudgetError):
-    """Even the floor — tools, system, newest user message, newest unit (its results shrunk) — is over budget."""
+    """Even the floor — tools, system, newest user message, newest unit (its results shrunk) — is over budget.
+    Chapter 07."""
 
 
 @dataclass(frozen=True)
@@ -70,39 +74,30 @@ class CompactionPolicy:
                                                      hi_open=True))
 
 
-def without_recorded(history: Conversation) -> Conversation:
-    """The history without the compactions the transcript recorded (the real agent's): ctxlab's compaction
-    decides for itself, as every other strategy does; only ``recorded`` replays the agent's own."""
-    items = tuple(i for i in history.items if not (isinstance(i, Entry) and i.kind == "compaction"
-                                                  and i.data.get("origin") != "ctxlab"))
-    return history if len(items) == len(history.items) else replace(history, items=items)
-
-
 @dataclass
 class CompactionStrategy:
     """Compact at ``trigger_ratio`` down to ``target_ratio``; freeze the summary in between.
 
     State per thread: the previous request's size and message ids (for usage-anchored metering).
     ``summarizer`` is anything with ``summarize(messages, previous) -> obj with .text, .sources``;
-    the rule-based one by default.
+    the rule-based one by default. Each compaction is an entry whose data holds ``summary``,
+    ``first_kept_id``, ``pinned_ids``, ``tokens_before``, ``target`` (tokens), ``sources``, ``origin``
+    ("ctxlab") and ``tokens_after``. ``replay(conv, CompactionStrategy(), window=30_000)``. Chapter 07.
     """
 
     policy: CompactionPolicy = field(default_factory=CompactionPolicy)
-    summarizer: Any = None
+    summarizer: Summarizer | None = None
     name: str = "compaction"
+    budgeted: ClassVar[bool] = True
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     last_request: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)  # thread -> (tokens, ids)
 
-    def _summarizer(self, cap: int, meter: MessageMeter) -> Any:
+    def _summarizer(self, cap: int, meter: MessageMeter) -> Summarizer:
         """The summarizer; when its own cap is larger than ``cap`` (the room left, under the meter's counter)
         and it has such a setting, a copy held to ``cap``."""
         if self.summarizer is None:
-            from ctxlab.summary import RuleBasedSummarizer  # the default; any Summarizer works
             self.summarizer = RuleBasedSummarizer()
-        summarizer = self.summarizer
-        if is_dataclass(summarizer) and {"max_tokens", "counter"} <= {f.name for f in fields(summarizer)} \
-                and cap < summarizer.max_tokens:
-            summarizer = replace(summarizer, max_tokens=max(0, cap), counter=meter.counter)
-        return summarizer
+        return held_to(self.summarizer, cap, meter.counter, lower_only=True)
 
     def metered(self, ctx: Context, call: Call, meter: MessageMeter) -> int:
         """The context size the trigger sees: counted, or anchored on the previous request's size."""
@@ -121,11 +116,12 @@ class CompactionStrategy:
         size = self.metered(ctx, call, meter)
         window = profile.context_window
         if size <= self.policy.trigger_ratio * window:
-            return self._send(ctx, call, notes, profile)
+            return self.send(ctx, call, notes, profile)
         return self._compact(view, entry, ctx, size, call, profile, meter, notes)
 
-    def _send(self, ctx: Context, call: Call, notes: list[str], profile: ModelProfile,
-              **extra: Any) -> Decision:
+    def send(self, ctx: Context, call: Call, notes: list[str], profile: ModelProfile, **extra: Any) -> Decision:
+        """Send ``ctx`` as it is (under the input budget, an overflow noted), remembering its size for the
+        usage-anchored meter; ``extra``: the Decision's other fields (new entries, side calls). Chapter 07."""
         self.last_request[call.thread] = (ctx.total_tokens, frozenset(m.id for m in ctx.messages))
         budget = profile.budget_tokens(self.policy.input_ratio)
         over = ctx.total_tokens > profile.context_window
@@ -152,7 +148,8 @@ class CompactionStrategy:
             units, tokens, shrunk, shrunk_entries = self._shrink_newest(units, tokens, floor - budget, meter)
             floor -= shrunk
             view = replace(view, items=(*view.items, *shrunk_entries))
-            notes.append(f"the floor was over the budget: the newest unit's tool results were pruned by {shrunk:,} tokens")
+            notes.append("the floor was over the budget: the newest unit's tool results were pruned by "
+                         f"{shrunk:,} tokens")
             if floor > budget:
                 raise CompactionError(
                     f"Compaction cannot help: the floor (tools + system {head:,}, summary room {reserve:,}, newest "
@@ -175,7 +172,7 @@ class CompactionStrategy:
                 ctx = whole_context(compacted_view(view)[0], profile, meter)
             if ctx.total_tokens <= budget or entry is None:
                 notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
-                return self._send(ctx, call, notes, profile, new_entries=shrunk_entries)
+                return self.send(ctx, call, notes, profile, new_entries=shrunk_entries)
             # the previous summary is what overflows: summarise it again, within the room that is left
             notes.append(f"over the budget ({ctx.total_tokens:,} > {budget:,}) with nothing new to summarise: "
                          "the previous summary was summarised again, shorter")
@@ -191,12 +188,12 @@ class CompactionStrategy:
         for _ in range(4):  # a summarizer without a cap (or a token merge) may overshoot: cut the text to fit
             new_entry = Entry("compaction", f"compaction:{call.thread}:{call.index}", thread=call.thread, data={
                 "summary": text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
-                "tokens_before": ctx.total_tokens, "sources": sources, "origin": "ctxlab"})
+                "tokens_before": ctx.total_tokens, "target": target, "sources": sources, "origin": "ctxlab"})
             after_view, _, _ = compacted_view(replace(view, items=(*view.items, new_entry)))
             after = whole_context(after_view, profile, meter)
             if after.total_tokens <= budget or not text:
                 break
-            text = _cut_to_tokens(text, meter.counter.count(text) - (after.total_tokens - budget), meter.counter)
+            text = cut_to_tokens(text, meter.counter.count(text) - (after.total_tokens - budget), meter.counter)
         if after.total_tokens > budget:
             raise CompactionError(
                 f"Compaction cannot fit: summarising {len(dropped)} messages leaves {after.total_tokens:,} tokens even "
@@ -212,7 +209,7 @@ class CompactionStrategy:
         if after.total_tokens > target:
             notes.append(f"above target after compaction: {after.total_tokens:,} > {target:,}")
         side = self._summary_call(ctx, view, dropped, summary.text, profile, meter)
-        return self._send(after, call, notes, profile, new_entries=new_entries, side_calls=(side,))
+        return self.send(after, call, notes, profile, new_entries=new_entries, side_calls=(side,))
 
     def _shrink_newest(self, units: list[Unit], tokens: list[int], excess: int, meter: MessageMeter
                        ) -> tuple[list[Unit], list[int], int, tuple[Entry, ...]]:
@@ -221,9 +218,6 @@ class CompactionStrategy:
         Returns the new units and counts, the tokens saved, and one ``pruned_result`` entry per result
         (the session keeps the original; the context shows the pruned one from now on).
         """
-        from ctxlab.io.codec import message_to_dict
-        from ctxlab.pruning import fair_shares, prune_message
-
         newest = units[-1]
         results = [m for m in newest.messages if m.role == "tool"]
         sizes = [meter.message(m) - meter.overhead(m) for m in results]  # tokens of each result's content
@@ -243,9 +237,10 @@ class CompactionStrategy:
                 break
             want += excess - (tokens[-1] - new_tokens)
         entries = tuple(Entry("pruned_result", f"pruned:{mid}", thread=m.thread,
-                              data={"message_id": mid, "replacement": message_to_dict(m), "reason": "floor over budget"})
+                              data={"message_id": mid, "replacement": m, "reason": "floor over budget"})
                         for mid, m in swaps.items())
-        return units[:-1] + [replace(newest, messages=shrunk)], tokens[:-1] + [new_tokens], tokens[-1] - new_tokens, entries
+        return (units[:-1] + [replace(newest, messages=shrunk)], tokens[:-1] + [new_tokens], tokens[-1] - new_tokens,
+                entries)
 
     def _summary_call(self, ctx: Context, view: Conversation, dropped: list[Message], text: str,
                       profile: ModelProfile, meter: MessageMeter) -> SideCall:

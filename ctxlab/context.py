@@ -4,8 +4,7 @@ The algorithm (the texts' "history stays, context is rebuilt under a budget"):
 
 1. Count the fixed part first — tool definitions, system prompt, any inferred static head and the
    per-request overhead. It is always kept; if it alone exceeds the budget, stop with an error.
-2. Group the messages into units (``interactions.py``) so a cut never splits a tool call from
-   its result.
+2. Group the messages into units (``interactions.py``) so a cut never splits a tool call from its result.
 3. Keep the newest unit and the pinned ones (the newest real user message; optionally the first
    task message). If they do not fit, stop with an error naming the numbers.
 4. Walk backwards from the newest unit, keeping whole units while they fit; the first unit that
@@ -14,14 +13,15 @@ The algorithm (the texts' "history stays, context is rebuilt under a budget"):
 
 The budget defaults to 90% of the profile's context window (the rest is room for the reply).
 ``build_context`` is pure: it reads a conversation and returns a :class:`Context`; it writes
-nothing. Taught in chapter 03.
+nothing. It reads the whole history at every call; a meter that remembers earlier calls (a
+:class:`ContextMemory`, as in ``ctxlab/fast/``) may answer first, with the same Context. Chapter 03.
 """
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Literal, Sequence
+from typing import Literal, Protocol, Sequence, runtime_checkable
 
 from ctxlab.base import validate
 from ctxlab.base.errors import BudgetError, CtxlabError
@@ -29,7 +29,7 @@ from ctxlab.interactions import Granularity, Unanswered, Unit, find_orphans, gro
 from ctxlab.messages import Conversation, Message, ToolSpec
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.base.safe_text import shown
-from ctxlab.tokens import MessageMeter, infer_static_head
+from ctxlab.tokens import MessageMeter, infer_static_head, thinking_counts
 
 
 @dataclass(frozen=True)
@@ -57,22 +57,23 @@ class BudgetPolicy:
                         max_units=validate.whole("max_units", self.max_units, unit="units"))
 
     def budget_for(self, profile: ModelProfile) -> int:
+        """The budget in tokens under ``profile``: ``budget_tokens``, else ``input_ratio`` x its window."""
         return self.budget_tokens if self.budget_tokens is not None else profile.budget_tokens(self.input_ratio)
 
 
-Decision = Literal["kept", "pinned", "dropped"]
+UnitDecision = Literal["kept", "pinned", "dropped"]  # what build_context did with one unit (chapter 03)
 
 
 @dataclass(frozen=True)
 class UnitReport:
-    """What happened to one unit: ``decision`` and a one-line ``reason``; ``tokens`` under the meter."""
+    """What happened to one unit: ``decision`` and a one-line ``reason``; ``tokens`` under the meter. Chapter 03."""
 
     unit: int
     kind: str
     first_id: str
     messages: int
     tokens: int
-    decision: Decision
+    decision: UnitDecision
     reason: str
 
 
@@ -83,7 +84,7 @@ class Context:
     Token fields (all under ``counter``): ``tools_tokens``, ``system_tokens``, ``head_tokens``
     (an inferred static head, 0 unless the transcript lacked system and tools),
     ``overhead_tokens`` (per request) and ``message_tokens``; ``total_tokens`` is their sum and
-    never exceeds ``budget_tokens`` when built by :func:`build_context`.
+    never exceeds ``budget_tokens`` when built by :func:`build_context`. Chapter 03.
     """
 
     system: tuple[str, ...]
@@ -131,53 +132,74 @@ class Context:
         lines = [shown(self.summary_line()), "  " + "  ".join(f"{k}={v:,}" for k, v in self.breakdown().items())]
         lines += [f"  note: {shown(n)}" for n in self.notes]
         lines.append(f"  {'unit':>5} {'kind':<9} {'msgs':>4} {'tokens':>8}  decision  reason")
-        for r in self.report:
-            lines.append(f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {shown(r.reason)}")
+        lines += [f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {shown(r.reason)}"
+                  for r in self.report]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         colour = {"kept": "#2e7d32", "pinned": "#1565c0", "dropped": "#9e9e9e"}
         rows = "".join(
-            f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{html.escape(r.kind)}</td><td>{r.messages}</td>"
-            f"<td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td><td>{shown(r.reason, html=True)}</td></tr>"
-            for r in self.report)
+            f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{html.escape(r.kind)}</td>"
+            f"<td>{r.messages}</td><td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td>"
+            f"<td>{shown(r.reason, html=True)}</td></tr>" for r in self.report)
         notes = "".join(f"<li>{shown(n, html=True)}</li>" for n in self.notes)
         return (f"<div><b>{shown(self.summary_line(), html=True)}</b><ul>{notes}</ul>"
                 "<table><tr><th>unit</th><th>kind</th><th>msgs</th><th>tokens</th><th>decision</th><th>reason</th></tr>"
                 f"{rows}</table></div>")
 
 
-def _thinking_counts(profile: ModelProfile, position: int, last_user: int) -> bool:
-    """Whether a message's thinking is sent: Anthropic strips it from turns before the newest user message."""
-    return profile.thinking == "all" or (profile.thinking == "current_turn" and position > last_user)
-
-
-def _largest(unit: Unit, meter: MessageMeter) -> Message:
-    return max(unit.messages, key=meter.message)
-
-
 def _pinned(units: Sequence[Unit], policy: BudgetPolicy) -> dict[int, str]:
     """unit index -> why it is pinned."""
-    user_units = [u for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
-    pins: dict[int, str] = {}
-    if policy.pin_first_task and user_units:
-        pins[user_units[0].index] = "pinned: first task message"
-    if policy.pin_newest_user and user_units:
-        pins[user_units[-1].index] = "pinned: newest user message"
+    users = [u.index for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
+    pins = {users[0]: "pinned: first task message"} if policy.pin_first_task and users else {}
+    if policy.pin_newest_user and users:
+        pins[users[-1]] = "pinned: newest user message"
     return pins
 
 
+@dataclass(frozen=True)
+class FixedPart:
+    """What every request sends before its messages, in tokens: the tool definitions, the system prompt, an
+    inferred static head and the profile's per-request overhead; ``total_tokens`` is their sum. Chapter 03."""
+
+    tools_tokens: int
+    system_tokens: int
+    head_tokens: int
+    overhead_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.tools_tokens + self.system_tokens + self.head_tokens + self.overhead_tokens
+
+
+def fixed_part(conversation: Conversation, profile: ModelProfile, meter: MessageMeter, head_tokens: int) -> FixedPart:
+    """The fixed part of ``conversation``'s requests as build_context counts it (``head_tokens``: the
+    inferred static head, 0 for none). A head inferred from usage already holds the provider's tool-use
+    prompt, so a tool a strategy added (``read_page``) does not pay for it again. Chapter 03."""
+    tools_t = meter.tools(conversation.tools)
+    if head_tokens and conversation.tools:
+        tools_t -= profile.tool_system_tokens
+    return FixedPart(tools_t, meter.system(conversation.system), head_tokens, profile.per_request_tokens)
+
+
 def check_fixed_part(tools_t: int, system_t: int, head_t: int, profile: ModelProfile, budget: int) -> int:
-    """The fixed part every request sends before its messages, in tokens: tools + system + inferred
-    head + the profile's request overhead. Raises BudgetError naming each piece when it alone is over
-    ``budget`` (no choice of messages can help then). Chapter 03."""
-    fixed = tools_t + system_t + head_t + profile.per_request_tokens
+    """The fixed part's tokens (tools + system + inferred head + request overhead). Raises BudgetError naming
+    each piece when it alone is over ``budget`` (no choice of messages can help then). Chapter 03."""
+    fixed = FixedPart(tools_t, system_t, head_t, profile.per_request_tokens).total_tokens
     if fixed > budget:
         raise BudgetError(
             f"The fixed part alone needs {fixed:,} tokens (tools {tools_t:,} + system {system_t:,} + head {head_t:,} "
             f"+ request overhead {profile.per_request_tokens}) but the budget is {budget:,}. Raise the budget "
             "or the window, or shorten the system prompt or the tool definitions.", needed=fixed, budget=budget)
     return fixed
+
+
+@runtime_checkable
+class ContextMemory(Protocol):
+    """The slot for a faster build: a meter that remembers the histories it built contexts from (as in ``fast/``).
+    ``recall`` returns the Context build_context would build, or None to let it build (and raise). Chapter 03."""
+
+    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile) -> Context | None: ...
 
 
 def build_context(conversation: Conversation, policy: BudgetPolicy | None = None, *,
@@ -195,11 +217,9 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     policy = policy or BudgetPolicy()
     profile = profile or profile_for(conversation.model, conversation.provider)
     meter = meter or MessageMeter(profile)
-    if meter.incremental:  # an agent loop's meter remembers the last history: redo only what changed
-        from ctxlab.fast.incremental import incremental_context
-        fast = incremental_context(conversation, policy, profile, meter)
-        if fast is not None:  # None: an error to raise or a case to read from scratch, below
-            return fast
+    recalled = meter.recall(conversation, policy, profile) if isinstance(meter, ContextMemory) else None
+    if recalled is not None:  # a meter that remembers earlier calls knew the answer (the same Context)
+        return recalled
     budget = policy.budget_for(profile)
     notes = [n for n in (profile.tokenizer_note,) if n]
 
@@ -209,32 +229,28 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     if not messages:
         raise CtxlabError(f"Conversation {conversation.id!r} has no messages to send; a context needs at least one.")
 
-    tools_t = meter.tools(conversation.tools)
-    system_t = meter.system(conversation.system)
     head_t = conversation.inferred_head_tokens
     if head_t is None:  # no system prompt or tools recorded: size them from the first recorded usage
         inferred = infer_static_head(conversation, meter)
         head_t = inferred.tokens if inferred else 0
     if head_t:
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
-        if conversation.tools:  # a tool a strategy added (read_page): the head already holds the tool-use prompt
-            tools_t -= profile.tool_system_tokens
-    fixed = check_fixed_part(tools_t, system_t, head_t, profile, budget)
+    part = fixed_part(conversation, profile, meter, head_t)
+    fixed = check_fixed_part(part.tools_tokens, part.system_tokens, head_t, profile, budget)
 
     units = group_units(messages, policy.granularity, policy.unanswered)
     treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
     notes += [f"call {o.call_id!r} in {o.where} never got a result: {treatment}"
               for o in find_orphans(messages) if o.kind == "call_without_result"]
     last_user = max((u.start for u in units if u.first.is_real_user), default=-1)
-    tokens = [sum(meter.message(m, _thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
+    tokens = [sum(meter.message(m, thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
               for u in units]
 
     pins = _pinned(units, policy)
     newest = units[-1].index
     must = {newest: "newest unit", **pins}
     if pins.get(units[0].index) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
-        del must[units[0].index]
-        del pins[units[0].index]
+        del must[units[0].index], pins[units[0].index]
         notes.append("the first task message is pinned but does not fit; it was dropped")
     must_t = sum(tokens[i] for i in must)
     if fixed + must_t > budget:
@@ -242,10 +258,11 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         raise BudgetError(
             f"The newest unit and the pinned messages need {fixed + must_t:,} tokens, over the budget of {budget:,}: "
             f"{must_t:,} tokens ({what}) on top of the fixed {fixed:,}. Prune or page the largest message of the "
-            f"newest unit, {_largest(units[newest], meter).where()} (chapter 05), or raise the budget.",
+            f"newest unit, {max(units[newest].messages, key=meter.message).where()} (chapter 05), or raise the budget.",
             needed=fixed + must_t, budget=budget)
 
-    decision: dict[int, tuple[Decision, str]] = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}
+    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", why)
+                                                     for i, why in must.items()}
     room, kept_count, walking = budget - fixed - must_t, len(must), True
     for u in reversed(units):
         if u.index in decision:
@@ -265,10 +282,8 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         for u in units:
             if decision[u.index][0] == "dropped":
                 continue
-            if u.first.role == "user":
-                break
-            if u.index == newest:
-                break  # nothing but the newest unit is left; it stays
+            if u.first.role == "user" or u.index == newest:
+                break  # a user message comes first now, or nothing but the newest unit is left (it stays)
             decision[u.index] = ("dropped", "the provider needs a user message first")
 
     kept = [u for u in units if decision[u.index][0] != "dropped"]
@@ -280,6 +295,6 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
                    for u in units)
     return Context(
         system=conversation.system, tools=conversation.tools, messages=out, profile=profile,
-        counter=meter.counter.name, budget_tokens=budget, tools_tokens=tools_t, system_tokens=system_t,
-        head_tokens=head_t, overhead_tokens=profile.per_request_tokens,
+        counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
+        system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
         message_tokens=sum(tokens[u.index] for u in kept), report=report, notes=tuple(notes))

@@ -36,7 +36,11 @@ own (an upper bound: running text merges), and the ``base64`` and ``hex`` surcha
 base64 and hex cost what o200k charges for them; the kana block's weight comes from the Chinese
 punctuation that shares it (。、「」), as the transcripts hold no kana. Every weight is 0 or more and
 every count only grows as text is appended, so a longer text never gets a smaller estimate. An
-estimate, never exact: ``exact`` is False. Taught in chapter 01.
+estimate, never exact: ``exact`` is False.
+
+Also here, once every counter exists: :func:`get_counter`, each counter by name (``tokens.py``'s and this
+one), and :func:`compare_estimates`, how wrong the estimators are on labelled texts (chapter 01 reads the
+measured table, ``data/estimators.csv``, through ``ctxlab/lab/estimator_table.py``). Taught in chapter 01.
 """
 
 from __future__ import annotations
@@ -45,6 +49,9 @@ import re
 import string
 import zlib
 from dataclasses import dataclass
+from typing import Sequence
+
+from ctxlab.tokens import CharsPerTokenCounter, TiktokenCounter, TokenCounter
 
 # ---- what is counted --------------------------------------------------------------------------------
 
@@ -96,7 +103,7 @@ def byte_sum(data: bytes) -> int:
     """``sum(data)``, about four times faster: Adler-32 adds the bytes in C.
 
     The low 16 bits of ``zlib.adler32(chunk)`` are 1 + the sum of the chunk's bytes modulo 65,521; a
-    chunk of 256 bytes sums to at most 65,280, so it never wraps and the sum is exact.
+    chunk of 256 bytes sums to at most 65,280, so it never wraps and the sum is exact. Chapter 01.
     """
     if len(data) <= 256:
         return (_adler32(data) & 0xFFFF) - 1
@@ -121,7 +128,7 @@ def script_counts(text: str) -> dict[str, int]:
     """The counts the estimator prices, by :data:`FEATURES` name (the readable version of the fast path).
 
     ``script_counts("Hello 世界 123")`` → ``upper 1, lower 4, space 2, cjk 2, digit 3, runs 2, texts 1``
-    (and 0 for the rest). The characters of a base64-like run count as their kind and as its run kind.
+    (and 0 for the rest). The characters of a base64-like run count as their kind and as its run kind. Chapter 01.
     """
     raw = text.encode("utf-8")
     kinds = _kind_table()
@@ -197,29 +204,52 @@ class ScriptAwareCounter:
                 b = marks.find(b".", a + BASE64_RUN)
                 b = len(marks) if b < 0 else b
                 changes = ((case_map[a - 1:a] if a else b" ") + case_map[a:b]).count(b"aA")  # pairs ending in the run
-                total += self._w[_run_kind(b - a, len(raw[a:b].translate(None, _NOT_DIGITS)), changes)] * (b - a)  # type: ignore[attr-defined]
+                kind = _run_kind(b - a, len(raw[a:b].translate(None, _NOT_DIGITS)), changes)
+                total += self._w[kind] * (b - a)  # type: ignore[attr-defined]
                 a = marks.find(_RUN_NEEDLE, b)
         return (total + 99) // 100  # rounded up; never negative: every weight is
 
 
-ESTIMATOR_COLUMNS = ("counter", "messages", "mean error", "under by > 5%", "worst under-count", "total error",
-                     "speed vs tiktoken")
+# ---- every counter by name, and how wrong the estimators are -------------------------------------------
+
+COUNTER_NAMES = ("o200k_base", "cl100k_base", "chars/3", "chars/4")
 
 
-def read_estimator_table(path: str | None = None) -> list[tuple]:
-    """The rows of ``data/estimators.csv`` (made by ``data/make_estimators_table.py`` from the shared
-    transcripts' held-out half) as display rows under :data:`ESTIMATOR_COLUMNS`: errors as signed
-    percentages of the exact o200k count, speed as a multiple of tiktoken's. Chapter 01."""
-    import csv
+def get_counter(name: str) -> TokenCounter:
+    """A counter by name: ``o200k_base``, ``cl100k_base``, ``chars/3``, ``chars/4`` (or ``chars/N``), or
+    ``script-aware`` (:class:`ScriptAwareCounter`). ``get_counter("chars/4").count("abcdefgh")`` → 2.
+    Raises ValueError naming the known names for any other. Chapter 01."""
+    if name in ("o200k", "o200k_base", "cl100k", "cl100k_base"):
+        return TiktokenCounter(name if name.endswith("_base") else f"{name}_base")
+    if name == "script-aware":
+        return ScriptAwareCounter()
+    if name.startswith("chars/"):
+        try:
+            return CharsPerTokenCounter(float(name.split("/", 1)[1]))
+        except ValueError:
+            pass
+    raise ValueError(f"Unknown counter {name!r}; use one of {', '.join(COUNTER_NAMES)} or script-aware.")
 
-    from ctxlab.lab.data import ESTIMATOR_TABLE  # one module names every path under data/
 
-    path = path or str(ESTIMATOR_TABLE)
-    with open(path, encoding="utf-8") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+@dataclass(frozen=True)
+class EstimateRow:
+    """One line of an estimator comparison (tokens per counter name): ``error`` is (estimate - exact) / exact.
+    Chapter 01."""
 
-    def pct(value: str, sign: str = "+") -> str:
-        return f"{100 * float(value):{sign}.1f}%"
+    label: str
+    chars: int
+    exact_tokens: int
+    estimates: dict[str, int]
 
-    return [(r["counter"], int(r["messages"]), pct(r["mean_error"]), pct(r["under_5pct_share"], ""),
-             pct(r["worst_under"]), pct(r["total_error"]), f"{float(r['speed_vs_tiktoken']):,.1f}x") for r in rows]
+    def error(self, counter_name: str) -> float:
+        return (self.estimates[counter_name] - self.exact_tokens) / max(1, self.exact_tokens)
+
+
+def compare_estimates(samples: dict[str, str], exact: str = "o200k_base",
+                      estimators: Sequence[str] = ("chars/3", "chars/4")) -> list[EstimateRow]:
+    """Exact vs estimated tokens per labelled text (counters by :func:`get_counter` name; ValueError for an
+    unknown one). ``{"中文": "上下文"*100}`` → chars/4 under-counts. Chapter 01."""
+    ref = get_counter(exact)
+    ests = [get_counter(e) for e in estimators]
+    return [EstimateRow(label, len(text), ref.count(text), {e.name: e.count(text) for e in ests})
+            for label, text in samples.items()]

@@ -24,42 +24,24 @@ from __future__ import annotations
 import html
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
-from ctxlab.base.errors import CtxlabError
 from ctxlab.messages import Conversation, Entry, Message
-from ctxlab.replay import model_calls
+from ctxlab.strategies import model_calls
 from ctxlab.base.safe_text import shown
-from ctxlab.summary import PAGE_HANDLE, SUMMARY_MARKER
+from ctxlab.paging import PAGE_HANDLE
+from ctxlab.views import SUMMARY_MARKER
 
 
 @dataclass(frozen=True)
 class Fact:
     """One checklist item: ``text`` occurs verbatim in message ``message_id``. ``kind``: constraint,
-    path, error_code, decision, step."""
+    path, error_code, decision, step. A checklist file is read by ``ctxlab.io.checklist.load_facts``. Chapter 06."""
 
     id: str
     kind: str
     text: str
     message_id: str
-
-
-def load_facts(path: str | Path) -> list[Fact]:
-    """A checklist file: a JSON list of ``{"id", "kind", "text", "message_id"}``, or an object with
-    that list under ``"facts"`` (and its ``"source"`` beside it)."""
-    hint = ('A checklist is a JSON list of {"id", "kind", "text", "message_id"} objects '
-            '(see data/sample_facts.json).')
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        items = data["facts"] if isinstance(data, dict) else data
-        return [Fact(str(f["id"]), str(f["kind"]), str(f["text"]), str(f["message_id"])) for f in items]
-    except (OSError, UnicodeDecodeError) as err:
-        raise CtxlabError(f"{path}: cannot read the fact checklist ({err}).") from None
-    except json.JSONDecodeError as err:
-        raise CtxlabError(f"{path}:{err.lineno}: the fact checklist is not valid JSON ({err.msg}). {hint}") from None
-    except (KeyError, TypeError) as err:
-        raise CtxlabError(f"{path}: not a fact checklist (missing or wrong {err}). {hint}") from None
 
 
 def _forms(text: str) -> tuple[str, str]:
@@ -72,7 +54,7 @@ def split_request(request: Any) -> tuple[str, str]:
     """The wire text of a rendered request as (outside any summary, inside a summary).
 
     A block of a ``summary:...`` message is summary; in any other block, the text from the summary
-    marker on is (``budgeted+summary`` appends it to the system prompt).
+    marker on is (``budgeted+summary`` appends it to the system prompt). Chapter 06.
     """
     marker = _forms(SUMMARY_MARKER)[0]
     seen, summary = [], []
@@ -92,7 +74,7 @@ def _occurs(forms: tuple[str, str], text: str) -> bool:
 
 @dataclass(frozen=True)
 class FactRow:
-    """One call: the facts known by then (their message is in the history), by status (fact ids)."""
+    """One call: the facts known by then (their message is in the history), by status (fact ids). Chapter 06."""
 
     thread: str
     call: int
@@ -114,6 +96,7 @@ class FactReport:
 
     ``facts_kept_last`` of ``facts_known_last`` at the last call; ``facts_kept_min`` of
     ``facts_known_at_min`` at ``min_call``, the call with the lowest kept share (the earliest on a tie).
+    Chapter 06.
     """
 
     strategy: str
@@ -126,7 +109,8 @@ class FactReport:
     min_call: int | None
 
     def summary_line(self) -> str:
-        return (f"{shown(self.strategy)}: {self.facts_kept_last} of {self.facts_known_last} facts kept at the last call; "
+        return (f"{shown(self.strategy)}: {self.facts_kept_last} of {self.facts_known_last} facts kept at the last "
+                "call; "
                 f"worst call {self.min_call}: {self.facts_kept_min} of {self.facts_known_at_min} "
                 f"({self.facts_total} in the checklist)")
 
@@ -140,7 +124,8 @@ class FactReport:
 
     def _repr_html_(self) -> str:
         rows = "".join(f"<tr><td>{r.call}</td><td>{r.known}</td><td>{len(r.visible)}</td><td>{len(r.summary)}</td>"
-                       f"<td>{len(r.paged)}</td><td>{len(r.lost)}</td><td>{shown(' '.join(r.lost), html=True)}</td></tr>"
+                       f"<td>{len(r.paged)}</td><td>{len(r.lost)}</td>"
+                       f"<td>{shown(' '.join(r.lost), html=True)}</td></tr>"
                        for r in self.rows)
         return (f"<div><b>{html.escape(self.summary_line())}</b><table><tr><th>call</th><th>known</th>"
                 "<th>visible</th><th>summary</th><th>paged</th><th>lost</th><th>lost ids</th></tr>"

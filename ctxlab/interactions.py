@@ -36,7 +36,7 @@ STUB_TEXT = "[no result recorded: this tool call was interrupted before it retur
 @dataclass(frozen=True)
 class Orphan:
     """One pairing violation. ``kind``: ``call_without_result``, ``result_without_call``,
-    ``duplicate_result`` or ``duplicate_call``; ``where`` names the message and its source line."""
+    ``duplicate_result`` or ``duplicate_call``; ``where`` names the message and its source line. Chapter 03."""
 
     kind: str
     call_id: str
@@ -53,7 +53,7 @@ class Unit:
 
     ``kind``: ``preamble``, ``user``, ``round`` or ``turn``. ``start``/``stop`` index the message
     list the units were made from (stop exclusive). ``messages`` may differ from that slice only
-    by the declared treatment of ``unanswered`` calls (a stub added or a call removed).
+    by the declared treatment of ``unanswered`` calls (a stub added or a call removed). Chapter 03.
     """
 
     index: int
@@ -78,7 +78,7 @@ def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     """Every pairing violation in order of discovery; ``[]`` when every call has its result after it.
 
     A call id may be used again once its earlier call was answered (tau-bench and SWE-agent runs do):
-    only a call made while the same id is still open is a ``duplicate_call``.
+    only a call made while the same id is still open is a ``duplicate_call``. Chapter 03.
     """
     open_calls: dict[str, Message] = {}  # call_id -> the assistant message waiting for its result
     answered: set[str] = set()  # ids whose latest call has its result
@@ -115,7 +115,8 @@ def _treat_unanswered(messages: list[Message], unanswered: list[str], treatment:
         stubs = [Message(role="tool", parts=(TextPart(STUB_TEXT),), id=f"stub:{cid}", tool_call_id=cid,
                          is_error=True, origin="synthetic", thread=messages[0].thread) for cid in unanswered]
         # Stubs go right after the last tool result (or the calling message) so results stay adjacent.
-        last_tool = max((i for i, m in enumerate(messages) if m.role in ("tool", "assistant")), default=len(messages) - 1)
+        last_tool = max((i for i, m in enumerate(messages) if m.role in ("tool", "assistant")),
+                        default=len(messages) - 1)
         return messages[: last_tool + 1] + stubs + messages[last_tool + 1:]
     gone = set(unanswered)
     out = []
@@ -160,7 +161,7 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
     """Split messages into units. ``[U, A(c1), T(c1), A, U2]`` → ``[U] [A(c1) T(c1)] [A] [U2]``.
 
     Raises OrphanError for a tool result that answers no earlier call (or answers a call whose
-    round a user message already closed), naming the message and its source line.
+    round a user message already closed), naming the message and its source line. Chapter 03.
     """
     spans: list[tuple[str, int, int, list[str]]] = []  # (kind, start, stop, unanswered call ids)
     first_user, still_open = _preamble(messages)
@@ -260,7 +261,8 @@ def provider_error(messages: Sequence[Message], provider: str) -> str | None:
                             f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
                             "`tool_result` block in the next message.")
                 return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                        f"'tool_call_id'. The following tool_call_ids did not have response messages: {', '.join(missing)}")
+                        "'tool_call_id'. The following tool_call_ids did not have response messages: "
+                        f"{', '.join(missing)}")
         if m.role == "tool":
             k0 = k
             while k0 > 0 and messages[k0 - 1].role == "tool":

@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import html
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
+from ctxlab.cache import CacheOutcome
 from ctxlab.tables import prices
-from ctxlab.messages import Conversation, Message, Usage
+from ctxlab.messages import Conversation, Message, Usage, parse_time
 from ctxlab.base.safe_text import shown
 
 
@@ -40,7 +41,7 @@ class LedgerRow:
     """One model call. Tokens in tokens, costs in USD (``None`` when the model is unpriced).
 
     ``cost_input`` is the cost of the *uncached* prompt tokens. ``recorded_cost_usd`` is what the
-    transcript itself said the call cost, per bucket (pi records it), beside ours.
+    transcript itself said the call cost, per bucket (pi records it), beside ours. Chapter 04.
     """
 
     thread: str
@@ -63,28 +64,26 @@ class LedgerRow:
     hit_rate: float
     stop_reason: str | None = None
     note: str = ""
+    kind: str = "main"  # "main": a recorded model call; else a strategy's side call's kind ("summary", ...)
     overflow: bool = False
     price_source: str | None = None  # "genai-prices 0.2.3 (claude-opus-4-5)"
     recorded_cost_usd: dict[str, float] | None = field(default=None, hash=False)
-
-
-def _when(stamp: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
-    except ValueError:
-        return None
 
 
 def make_row(*, thread: str, call: int, uncached_input_tokens: int, cache_read_tokens: int,
              cache_write_tokens: int, output_tokens: int, cache_write_1h_tokens: int = 0,
              model: str | None = None, provider: str | None = None, message_id: str | None = None,
              at: str | None = None, stop_reason: str | None = None, note: str = "", overflow: bool = False,
-             window_tokens: int | None = None, recorded_cost_usd: dict[str, float] | None = None) -> LedgerRow:
-    """A priced row from the three prompt buckets. ``read 4480, write 380, uncached 0`` → total 4860, hit 0.92."""
+             window_tokens: int | None = None, recorded_cost_usd: dict[str, float] | None = None,
+             kind: str = "main") -> LedgerRow:
+    """A priced row from the three prompt buckets. ``read 4480, write 380, uncached 0`` → total 4860, hit 0.92.
+    ``kind``: ``"main"`` (a recorded model call) or a strategy's side call's kind (``"summary"``). Chapter 04."""
     total = uncached_input_tokens + cache_read_tokens + cache_write_tokens
+    when = parse_time(at)  # priced as at the call's time: the table dates price changes and off-peak hours
     c = prices.cost(model, provider, uncached_input_tokens=uncached_input_tokens, cache_read_tokens=cache_read_tokens,
                     cache_write_tokens=cache_write_tokens, cache_write_1h_tokens=cache_write_1h_tokens,
-                    output_tokens=output_tokens, at=_when(at))
+                    output_tokens=output_tokens,
+                    at=None if when is None else datetime.fromtimestamp(when, timezone.utc))
     notes = [note] if note else []
     if stop_reason in ("aborted", "error") and stop_reason not in note:
         notes.append(stop_reason)
@@ -106,16 +105,17 @@ def make_row(*, thread: str, call: int, uncached_input_tokens: int, cache_read_t
         output_tokens=output_tokens, cost_input=c and c.input, cost_cache_read=c and c.cache_read,
         cost_cache_write=c and c.cache_write, cost_output=c and c.output, cost_usd=c and c.total,
         hit_rate=cache_read_tokens / total if total else 0.0, stop_reason=stop_reason, note="; ".join(notes),
-        overflow=overflow, price_source=c and c.source, recorded_cost_usd=recorded_cost_usd)
+        kind=kind, overflow=overflow, price_source=c and c.source, recorded_cost_usd=recorded_cost_usd)
 
 
-def from_outcome(outcome: Any, *, output_tokens: int, model: str | None, provider: str | None,
+def from_outcome(outcome: CacheOutcome, *, output_tokens: int, model: str | None, provider: str | None,
                  thread: str = "main", call: int = 1, message_id: str | None = None, at: str | None = None,
                  stop_reason: str | None = None, note: str = "", overflow: bool = False,
-                 window_tokens: int | None = None) -> LedgerRow:
+                 window_tokens: int | None = None, kind: str = "main") -> LedgerRow:
     """A row from a cache simulator's ``CacheOutcome`` (any object with its token attributes).
 
-    The outcome's ``reason`` (why it missed) joins the note unless the note already says it.
+    The outcome's ``reason`` (why it missed) joins the note unless the note already says it. ``kind``:
+    ``"main"`` for a recorded model call, else the side call's kind (``"summary"``). Chapter 04.
     """
     reason = getattr(outcome, "reason", "") or ""
     note = "; ".join(x for x in (note, reason if reason not in note else "") if x)
@@ -123,10 +123,8 @@ def from_outcome(outcome: Any, *, output_tokens: int, model: str | None, provide
                     cache_read_tokens=outcome.cache_read_tokens, cache_write_tokens=outcome.cache_write_tokens,
                     cache_write_1h_tokens=getattr(outcome, "cache_write_1h_tokens", 0) or 0,
                     output_tokens=output_tokens, model=model, provider=provider, message_id=message_id, at=at,
-                    stop_reason=stop_reason, note=note, overflow=overflow, window_tokens=window_tokens)
+                    stop_reason=stop_reason, note=note, overflow=overflow, window_tokens=window_tokens, kind=kind)
 
-
-row_from_outcome = from_outcome  # the name the replay loop imports
 
 _RECORDED_KEYS = {"input": "input", "uncached_input": "input", "cacheRead": "cache_read", "cache_read": "cache_read",
                   "cacheWrite": "cache_write", "cache_write": "cache_write", "output": "output", "total": "total"}
@@ -144,7 +142,7 @@ def recorded_ledger(conversation: Conversation) -> "Ledger":
 
     Aborted and failed calls are rows too (they may have cost money); a call with no recorded usage
     is a row of zeros, unpriced, with the note "no usage recorded". Threads (Claude Code sidechains)
-    are kept and numbered on their own.
+    are kept and numbered on their own. Chapter 04.
     """
     rows, count = [], {}  # count: thread -> calls so far
     for m in conversation.messages:
@@ -171,7 +169,7 @@ def _recorded_row(m: Message, call: int) -> LedgerRow:
 @dataclass(frozen=True)
 class LedgerTotals:
     """Sums over some rows. ``hit_rate`` is token-weighted; ``cost_usd`` sums the priced calls only
-    (``None`` when no call was priced) and ``unpriced_calls`` says how many were left out."""
+    (``None`` when no call was priced) and ``unpriced_calls`` says how many were left out. Chapter 04."""
 
     thread: str  # "all" for the whole ledger
     calls: int
@@ -209,7 +207,8 @@ _COLUMNS = ("thread", "call", "prompt", "read", "write", "uncached", "output", "
 
 @dataclass(frozen=True)
 class Ledger:
-    """The rows of a session (or a replay), their totals, a text table, an HTML table and a figure."""
+    """The rows of a session (or a replay), their totals, a text table and an HTML table. Chapter 04.
+    Its figure is drawn by the widgets: ``ctxlab.widgets.ledger_figure(ledger)``."""
 
     rows: tuple[LedgerRow, ...]
     title: str = ""
@@ -247,12 +246,6 @@ class Ledger:
             recorded = rec.pop("recorded_cost_usd") or {}
             records.append(rec | {f"recorded_cost_{k}": v for k, v in recorded.items()})
         return pd.DataFrame.from_records(records, columns=None if records else list(LedgerRow.__dataclass_fields__))
-
-    def figure(self, title: str | None = None) -> Any:
-        """Stacked bars per call (read / write / uncached) and the cumulative cost (plotly)."""
-        from ctxlab.widgets._ledger_plot import ledger_figure
-
-        return ledger_figure(self, title)
 
     def _cells(self, r: LedgerRow) -> tuple[str, ...]:
         """One row's cells as displayed (thread and note from the file: escaped, one line each)."""

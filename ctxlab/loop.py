@@ -1,45 +1,61 @@
 """Plug ctxlab into an agent loop: build each request from the session, record each response.
 
-An agent loop alternates two steps. :class:`ContextManager` sits between them::
+An agent loop alternates two steps. :class:`AgentLoop` sits between them::
 
-    manager = ContextManager(Session.create("run.jsonl", system=[...], tools=[...]),
-                             strategy="compaction", model="claude-sonnet-4-5")
-    manager.add_user("Fix the failing test.")
+    loop = AgentLoop(Session.create("run.jsonl", system=[...], tools=[...]),
+                     strategy="compaction", model="claude-sonnet-4-5")
+    loop.add_user("Fix the failing test.")
     while True:
-        request = manager.next_request()                 # the context, as provider request bodies
+        request = loop.next_request()                    # the context, as provider request bodies
         reply = call_your_model(request.anthropic_body)  # your HTTP client, not ctxlab's
-        message = manager.record_response(text=..., tool_calls=[...], usage={...})
+        message = loop.record_response(text=..., tool_calls=[...], usage={...})
         if not message.tool_calls:
             break
         for call in message.tool_calls:
-            manager.add_tool_result(call.id, run_tool(call))
+            loop.add_tool_result(call.id, run_tool(call))
 
 Before each call the strategy decides what to send (and may append entries: a compaction, a
 pruned or paged result); after it, the response and its usage are appended to the session. The
-session is the record — append-only, so a crash loses at most the line being written. Nothing
-here talks to a network: the model call is yours. Taught in chapter 08.
+session is the record — append-only, so a crash loses at most the line being written (the loop
+needs only a :class:`RunRecord`: ``ctxlab.io.session.Session`` is one). Nothing here talks to a
+network: the model call is yours. ``speedup=ctxlab.fast.FAST`` builds the same requests faster
+(each call then groups and counts only the new messages). Taught in chapter 08.
 """
 
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from ctxlab.base import validate
-from ctxlab.context import Context
 from ctxlab.base.errors import CtxlabError
-from ctxlab.messages import Message, TextPart, ToolCallPart, Usage, canonical_arguments, tool_result, user
-from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.context import Context
+from ctxlab.messages import (Conversation, Item, Message, TextPart, ToolCallPart, Usage, canonical_arguments,
+                             tool_result, user)
 from ctxlab.render import to_anthropic_body, to_openai_body
-from ctxlab.io.session import Session
-from ctxlab.strategies import Call, Decision, Strategy, get_strategy
+from ctxlab.replay import Speedup, get_strategy
+from ctxlab.strategies import Call, Decision, Strategy
+from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter
+
+
+class RunRecord(Protocol):
+    """What an agent loop keeps its run in: an append-only record it reads the history back from.
+    :class:`ctxlab.io.session.Session` is one (a JSONL file, or ``Session.in_memory()``). Chapter 08."""
+
+    def conversation(self) -> Conversation: ...
+
+    def append(self, item: Item) -> str: ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True)
 class Request:
-    """What to send for the next call: the context, both providers' request bodies, the strategy's notes."""
+    """What to send for the next call: the context, both providers' request bodies, the strategy's notes.
+    Chapter 08."""
 
     context: Context
     openai_body: dict[str, Any]
@@ -47,18 +63,22 @@ class Request:
     notes: tuple[str, ...]
 
 
-class ContextManager:
-    """Owns the session and the strategy for one agent run (one thread)."""
+class AgentLoop:
+    """Owns the session and the strategy for one agent run (one thread): builds each request, records each reply.
 
-    def __init__(self, session: Session, strategy: Strategy | str = "budgeted", *, model: str | None = None,
-                 provider: str | None = None, profile: ModelProfile | None = None) -> None:
+    ``AgentLoop(session, "compaction", model="claude-sonnet-4-5")``; ``speedup`` (``ctxlab.fast.FAST``) gives
+    the same requests faster. Raises ValueError for an unknown strategy name. Chapter 08.
+    """
+
+    def __init__(self, session: RunRecord, strategy: Strategy | str = "budgeted", *, model: str | None = None,
+                 provider: str | None = None, profile: ModelProfile | None = None,
+                 speedup: Speedup | None = None) -> None:
         self.session = session
         self.strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
         self.model = model or session.conversation().model or "claude-sonnet-4-5"
         self.profile = profile or profile_for(self.model, provider)
         self.provider = provider or self.profile.provider
-        # incremental: each call's history extends the last one, so only new messages are counted and grouped
-        self.meter = MessageMeter(self.profile, incremental=True)
+        self.meter = speedup.meter(self.profile) if speedup else MessageMeter(self.profile)
         self.calls = 0
         self._ids = 0
 
@@ -107,6 +127,16 @@ class ContextManager:
         return msg
 
 
+class ContextManager(AgentLoop):
+    """Deprecated: the old name of :class:`AgentLoop` (which is not a Python context manager), kept for one
+    release; making one warns (DeprecationWarning). Chapter 08."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        warnings.warn("ctxlab.ContextManager is now ctxlab.AgentLoop (it is not a Python context manager); "
+                      "the old name goes in the next release", DeprecationWarning, stacklevel=2)
+        super().__init__(*args, **kwargs)
+
+
 def neutral_usage(raw: dict[str, Any]) -> Usage:
     """A provider's usage object in neutral fields (tokens).
 
@@ -115,6 +145,7 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     4990, "prompt_tokens_details": {"cached_tokens": 4736}}`` → 4,736 read + 254 uncached (OpenAI's
     ``prompt_tokens`` includes them). Each count read is a whole number of tokens, 0 or more (None or
     missing: 0), and ``cached_tokens`` at most ``prompt_tokens``; else CtxlabError naming the field.
+    Chapter 08.
     """
     if not isinstance(raw, dict):
         raise CtxlabError(f"usage must be a dict of the provider's token fields (got {type(raw).__name__})")

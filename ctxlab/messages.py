@@ -2,25 +2,25 @@
 
 Everything a session holds is one of two things:
 
-* a :class:`Message` — what a model saw or said: role ``user``, ``assistant`` or ``tool``
-  (one tool message per tool result), its parts in their original order, and where it came
-  from (identity, model, timestamp, source file and line, recorded provider usage);
-* an :class:`Entry` — what happened *to* the session rather than in it: a compaction, a
-  model or thinking-setting change, a title, a paged tool result.
+* a :class:`Message` — what a model saw or said: role ``user``, ``assistant`` or ``tool`` (one tool message per
+  tool result), its parts in their original order, and where it came from (identity, model, timestamp, source
+  file and line, recorded provider usage);
+* an :class:`Entry` — what happened *to* the session rather than in it: a compaction, a model or thinking-setting
+  change, a title, a paged tool result.
 
-The system prompt and the tool definitions are not messages: they belong to the request
-(:class:`Conversation` holds them beside the messages). A system or developer message in the
-middle of a conversation becomes a ``user`` message with ``origin="system"``.
+The system prompt and the tool definitions are not messages: they belong to the request (:class:`Conversation`
+holds them beside the messages). A system or developer message in the middle of a conversation becomes a ``user``
+message with ``origin="system"``.
 
-Simplified on purpose: images keep only their size (what token accounting needs), not their
-bytes; all types are frozen, so a message can be shared between contexts without copying.
-Taught in chapter 02.
+Simplified on purpose: images keep only their size (what token accounting needs), not their bytes; all types are
+frozen, so a message can be shared between contexts without copying. Taught in chapter 02.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any, Literal, Union
 
 Role = Literal["user", "assistant", "tool"]
@@ -28,7 +28,7 @@ Role = Literal["user", "assistant", "tool"]
 
 @dataclass(frozen=True)
 class TextPart:
-    """Plain text. ``TextPart("hello")``."""
+    """Plain text. ``TextPart("hello")``. Chapter 02."""
 
     text: str
     type: Literal["text"] = "text"
@@ -36,7 +36,7 @@ class TextPart:
 
 @dataclass(frozen=True)
 class ThinkingPart:
-    """Model reasoning kept in the transcript; ``redacted`` when only an opaque blob was stored."""
+    """Model reasoning kept in the transcript; ``redacted`` when only an opaque blob was stored. Chapter 02."""
 
     text: str
     signature: str | None = None
@@ -46,7 +46,7 @@ class ThinkingPart:
 
 @dataclass(frozen=True)
 class ToolCallPart:
-    """One tool call inside an assistant message.
+    """One tool call inside an assistant message. Chapter 02.
 
     ``arguments`` is a JSON string: the canonical form ``canonical_arguments`` produces
     (``ensure_ascii=False``, no extra spaces) when the transcript stored an object, or the string
@@ -61,7 +61,7 @@ class ToolCallPart:
 
 @dataclass(frozen=True)
 class ImagePart:
-    """An image, kept by size only: ``width`` x ``height`` pixels when known, ``data_chars`` of base64."""
+    """An image, kept by size only: ``width`` x ``height`` pixels when known, ``data_chars`` of base64. Chapter 01."""
 
     media_type: str = "image/png"
     width: int | None = None
@@ -74,7 +74,8 @@ Part = Union[TextPart, ThinkingPart, ToolCallPart, ImagePart]
 
 
 def canonical_arguments(arguments: Any) -> str:
-    """The one JSON form of tool-call arguments. ``{"a": "中"}`` → ``'{"a":"中"}'``; a str stays verbatim."""
+    """The one JSON form of tool-call arguments. ``{"a": "中"}`` → ``'{"a":"中"}'``; a str stays verbatim.
+    Chapter 01 (the bytes a tool call costs)."""
     if isinstance(arguments, str):
         return arguments
     return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
@@ -82,7 +83,7 @@ def canonical_arguments(arguments: Any) -> str:
 
 @dataclass(frozen=True)
 class SourceRef:
-    """Where a message or entry was read from: a file name (no directories) and a 1-based line."""
+    """Where a message or entry was read from: a file name (no directories) and a 1-based line. Chapter 02."""
 
     file: str
     line: int
@@ -93,12 +94,12 @@ class SourceRef:
 
 @dataclass(frozen=True)
 class Usage:
-    """Provider usage recorded with a model call, in neutral fields (tokens; USD).
+    """Provider usage recorded with a model call, in neutral fields (tokens; USD). Chapter 04.
 
-    ``uncached_input_tokens`` + ``cache_read_tokens`` + ``cache_write_tokens`` is the whole prompt.
-    Anthropic's ``input_tokens`` is the uncached part only; OpenAI's ``prompt_tokens`` is the whole
-    prompt with ``cached_tokens`` inside it — readers convert to these fields, ``raw`` keeps the original.
-    ``cost_usd`` is the cost the transcript itself recorded per bucket (pi does), else ``None``.
+    ``uncached_input_tokens`` + ``cache_read_tokens`` + ``cache_write_tokens`` is the whole prompt. Anthropic's
+    ``input_tokens`` is the uncached part only; OpenAI's ``prompt_tokens`` is the whole prompt with ``cached_tokens``
+    inside it — readers convert to these fields, ``raw`` keeps the original. ``cost_usd``: the cost the transcript
+    itself recorded per bucket (pi does), else ``None``.
     """
 
     uncached_input_tokens: int = 0
@@ -117,14 +118,13 @@ class Usage:
 
 @dataclass(frozen=True)
 class Message:
-    """One message of a session.
+    """One message of a session. Chapter 02.
 
-    ``tool_call_id`` / ``tool_name`` / ``is_error`` are set on ``role="tool"`` only. ``origin`` says
-    where a non-ordinary message came from: ``"system"`` (a system or developer message moved into
-    the conversation), ``"meta"`` (never sent to a model, e.g. Claude Code ``isMeta`` lines),
-    ``"shell"`` (a command the user ran themselves), ``"compact_summary"`` (a recorded summary),
-    ``"synthetic"`` (made by ctxlab, e.g. a stub result for an unanswered call).
-    ``stop_reason`` is normalised to ``stop``, ``tool_use``, ``length``, ``aborted`` or ``error``.
+    ``tool_call_id`` / ``tool_name`` / ``is_error`` are set on ``role="tool"`` only. ``origin`` says where a
+    non-ordinary message came from: ``"system"`` (a system or developer message moved into the conversation),
+    ``"meta"`` (never sent to a model, e.g. Claude Code ``isMeta`` lines), ``"shell"`` (a command the user ran
+    themselves), ``"compact_summary"`` (a recorded summary), ``"synthetic"`` (made by ctxlab, e.g. a stub result
+    for an unanswered call). ``stop_reason`` is normalised: ``stop``, ``tool_use``, ``length``, ``aborted``, ``error``.
     """
 
     role: Role
@@ -150,7 +150,7 @@ class Message:
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
 
     @property
-    def tool_calls(self) -> tuple[ToolCallPart, ...]:
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:  # the tool-call parts, in order
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
 
     @property
@@ -171,9 +171,19 @@ class Message:
         return f"{self.role} message {self.id!r}{at}"
 
 
+def parse_time(stamp: str | None) -> float | None:
+    """An ISO 8601 stamp (``Message.timestamp``) as seconds since the epoch, naive = UTC; None when absent or not a
+    time. ``"2025-12-08T22:41:05.306Z"`` → 1765233665.306. The one time parser (replay, ledger prices). Chapter 04."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+    except ValueError:
+        return None
+    return None if when is None else (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+
+
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool definition as the model sees it: name, description, JSON-schema ``parameters``."""
+    """A tool definition as the model sees it: name, description, JSON-schema ``parameters``. Chapter 01."""
 
     name: str
     description: str = ""
@@ -186,13 +196,14 @@ EntryKind = Literal["compaction", "model_change", "thinking_level_change", "titl
 
 @dataclass(frozen=True)
 class Entry:
-    """Something a session records besides messages.
+    """Something a session records besides messages. Chapters 02, 05 and 07.
 
-    ``data`` shapes by kind: compaction ``{"summary": str, "first_kept_id": str | None,
-    "tokens_before": int | None, "origin": "recorded" | "ctxlab"}``; model_change ``{"provider", "model"}``;
-    thinking_level_change ``{"level"}``; title ``{"title"}``; paged_result / pruned_result
-    ``{"message_id", "replacement": <message as a codec dict>, ...}`` — the message the context shows
-    from then on in place of the original (which the session keeps unchanged).
+    ``data`` shapes by kind: compaction ``{"summary": str, "first_kept_id": str | None, "tokens_before": int | None,
+    "origin": "recorded" | "ctxlab"}`` (ctxlab's own adds ``"target"``, the effective target in tokens, and
+    ``"tokens_after"``); model_change ``{"provider", "model"}``; thinking_level_change ``{"level"}``; title
+    ``{"title"}``; paged_result / pruned_result ``{"message_id", "replacement": Message, ...}`` — the message the
+    context shows from then on in place of the original (which the session keeps unchanged; a file holds the
+    replacement as its codec dict).
     """
 
     kind: EntryKind
@@ -208,13 +219,12 @@ Item = Union[Message, Entry]
 
 @dataclass(frozen=True)
 class Conversation:
-    """One conversation of a transcript: what a context is built from.
+    """One conversation of a transcript: what a context is built from. Chapter 02.
 
-    ``items`` are messages and entries in recorded order. ``system`` is the system prompt as a
-    list of blocks; ``tools`` the tool definitions. When the transcript recorded neither,
-    ``inferred_head_tokens`` may hold the size of the static head inferred from the first
-    recorded usage (see :func:`ctxlab.tokens.infer_static_head`). ``notes`` say what the reader
-    changed or guessed (a mid-conversation system message moved, a title line skipped, ...).
+    ``items`` are messages and entries in recorded order. ``system`` is the system prompt as a list of blocks;
+    ``tools`` the tool definitions. When the transcript recorded neither, ``inferred_head_tokens`` may hold the size
+    of the static head inferred from the first recorded usage (see :func:`ctxlab.tokens.infer_static_head`).
+    ``notes`` say what the reader changed or guessed (a mid-conversation system message moved, a title skipped, ...).
     """
 
     id: str
@@ -232,35 +242,22 @@ class Conversation:
         return tuple(i for i in self.items if isinstance(i, Message))
 
     @property
-    def entries(self) -> tuple[Entry, ...]:
+    def entries(self) -> tuple[Entry, ...]:  # the items that are not messages, in order
         return tuple(i for i in self.items if isinstance(i, Entry))
 
     def threads(self) -> tuple[str, ...]:
         """Thread names in order of first appearance (``main`` first when present)."""
-        seen: dict[str, None] = {}
-        for item in self.items:
-            seen.setdefault(item.thread, None)
-        return tuple(seen)
+        return tuple(dict.fromkeys(item.thread for item in self.items))
 
     def thread(self, name: str) -> "Conversation":
         """The same conversation restricted to one thread."""
-        kept = tuple(i for i in self.items if i.thread == name)
-        return Conversation(
-            id=f"{self.id}/{name}" if name != "main" else self.id,
-            items=kept,
-            system=self.system,
-            tools=self.tools,
-            title=self.title,
-            model=self.model,
-            provider=self.provider,
-            notes=self.notes,
-            inferred_head_tokens=self.inferred_head_tokens,
-        )
+        return replace(self, id=f"{self.id}/{name}" if name != "main" else self.id,
+                       items=tuple(i for i in self.items if i.thread == name))
 
 
 @dataclass(frozen=True)
 class Transcript:
-    """What a reader returns: the detected ``format``, the file name and its conversations."""
+    """What a reader returns: the detected ``format``, the file name and its conversations. Chapter 02."""
 
     format: str
     file: str
@@ -269,37 +266,34 @@ class Transcript:
 
     def conversation(self, index: int | None = None) -> Conversation:
         """The conversation at ``index``; with ``None`` the only one, else a ValueError listing them."""
+        if index is None and len(self.conversations) == 1:
+            return self.conversations[0]
         if index is None:
-            if len(self.conversations) == 1:
-                return self.conversations[0]
             listing = ", ".join(f"{i}: {c.id}" for i, c in enumerate(self.conversations[:10]))
-            more = " ..." if len(self.conversations) > 10 else ""
-            raise ValueError(
-                f"{self.file} holds {len(self.conversations)} conversations ({listing}{more}); "
-                "pick one with conversation=N (CLI: --conversation N)."
-            )
+            raise ValueError(f"{self.file} holds {len(self.conversations)} conversations ({listing}"
+                             f"{' ...' if len(self.conversations) > 10 else ''}); "
+                             "pick one with conversation=N (CLI: --conversation N).")
         if not 0 <= index < len(self.conversations):
-            raise ValueError(
-                f"{self.file} has conversations 0..{len(self.conversations) - 1}; got {index}."
-            )
+            raise ValueError(f"{self.file} has conversations 0..{len(self.conversations) - 1}; got {index}.")
         return self.conversations[index]
 
 
 # ---- helpers to write messages quickly (tests, the sample generator, chapters) ----
 
 def user(text: str, id: str, **kw: Any) -> Message:
-    """``user("hi", "u1")`` → a user message with one text part."""
+    """``user("hi", "u1")`` → a user message with one text part. Chapter 02."""
     return Message(role="user", parts=(TextPart(text),), id=id, **kw)
 
 
 def assistant(text: str = "", id: str = "", calls: tuple[tuple[str, str, Any], ...] = (), **kw: Any) -> Message:
-    """``assistant("ok", "a1", calls=(("c1", "read", {"path": "x"}),))`` → text then tool calls."""
+    """``assistant("ok", "a1", calls=(("c1", "read", {"path": "x"}),))`` → text then tool calls. Chapter 02."""
     parts: list[Part] = [TextPart(text)] if text else []
     parts += [ToolCallPart(cid, name, canonical_arguments(args)) for cid, name, args in calls]
     return Message(role="assistant", parts=tuple(parts), id=id, **kw)
 
 
-def tool_result(call_id: str, text: str, id: str, name: str | None = None, is_error: bool = False, **kw: Any) -> Message:
-    """``tool_result("c1", "file contents", "t1")`` → the tool message answering call ``c1``."""
+def tool_result(call_id: str, text: str, id: str, name: str | None = None, is_error: bool = False,
+                **kw: Any) -> Message:
+    """``tool_result("c1", "file contents", "t1")`` → the tool message answering call ``c1``. Chapter 02."""
     return Message(role="tool", parts=(TextPart(text),), id=id, tool_call_id=call_id,
                    tool_name=name, is_error=is_error, **kw)

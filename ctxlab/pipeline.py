@@ -18,17 +18,18 @@ a tool later would invalidate every cached prefix. Taught in chapter 07; compare
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 from ctxlab.base import validate
-from ctxlab.io.codec import message_to_dict
-from ctxlab.compaction import CompactionPolicy, CompactionStrategy, without_recorded
-from ctxlab.messages import Conversation, Entry, Message
-from ctxlab.paging import READ_PAGE_TOOL, PageStore, PagingPolicy, page_message
+from ctxlab.compaction import CompactionPolicy, CompactionStrategy
+from ctxlab.messages import Conversation, Entry, Message, ToolSpec
+from ctxlab.paging import READ_PAGE_TOOL, MemoryPages, Pages, PagingPolicy, page_message
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.pruning import prune_message
-from ctxlab.strategies import Call, Decision, compacted_view, whole_context
+from ctxlab.strategies import Call, Decision, whole_context
+from ctxlab.summary import Summarizer
 from ctxlab.tokens import MessageMeter
+from ctxlab.views import compacted_view, without_recorded
 
 
 @dataclass
@@ -44,9 +45,11 @@ class PipelineStrategy:
     paging: PagingPolicy = field(default_factory=PagingPolicy)
     per_result_tokens: int = 2_000
     reduce: Literal["new", "all"] = "new"
-    summarizer: Any = None
-    store: PageStore = field(default_factory=PageStore.in_memory)
+    summarizer: Summarizer | None = None
+    store: Pages = field(default_factory=MemoryPages)
     name: str = "pipeline"
+    budgeted: ClassVar[bool] = True
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = (READ_PAGE_TOOL,)
 
     def __post_init__(self) -> None:
         self.per_result_tokens = validate.tokens("per_result_tokens", self.per_result_tokens, allow_none=False)
@@ -61,7 +64,7 @@ class PipelineStrategy:
         trigger = self.policy.trigger_ratio * profile.context_window
         size = self.compaction.metered(ctx, call, meter)
         if size <= trigger:
-            return self.compaction._send(ctx, call, notes, profile)
+            return self.compaction.send(ctx, call, notes, profile)
 
         shrunk = self._shrink_results(view, call, meter)
         if shrunk:
@@ -71,7 +74,7 @@ class PipelineStrategy:
             notes.append(f"over the trigger ({size:,} tokens): {len(shrunk)} large tool results paged or pruned, "
                          f"now {ctx.total_tokens:,}")
             if ctx.total_tokens <= trigger:
-                return self.compaction._send(ctx, call, notes, profile, new_entries=shrunk)
+                return self.compaction.send(ctx, call, notes, profile, new_entries=shrunk)
 
         decision = self.compaction.decide(history, call, profile, meter)
         return replace(decision, new_entries=(*shrunk, *decision.new_entries),
@@ -96,4 +99,4 @@ class PipelineStrategy:
             return entry
         pruned = prune_message(msg, max(0, self.per_result_tokens - meter.overhead(msg)), meter.counter)
         return Entry("pruned_result", f"pruned:{msg.id}", thread=msg.thread,
-                     data={"message_id": msg.id, "replacement": message_to_dict(pruned), "reason": "pipeline"})
+                     data={"message_id": msg.id, "replacement": pruned, "reason": "pipeline"})

@@ -13,8 +13,8 @@ Three ideas, each a function or a class:
 * :class:`ArrivalCap` — a fixed per-tool limit applied once, when a result is recorded. It
   depends only on the result and its tool's limit, never on the history's size, so the capped
   result renders to the same bytes on every later call and stays cacheable.
-* :class:`PrunedStrategy` — ``budgeted`` over a history whose results were capped on arrival;
-  when the newest unit alone is over the budget, its tool results are pruned until it fits.
+* :func:`prune_message` — a message's text parts pruned to one budget, shared by water-filling
+  (:func:`fair_shares`); the strategy that prunes the newest unit to fit is in ``pruning_strategy.py``.
 
 Simplified on purpose: cuts fall on tokens, not on lines or grapheme clusters (a family emoji
 may lose a member, never a byte); a message's text parts share its budget by water-filling.
@@ -29,26 +29,21 @@ from typing import Any, Mapping, Sequence
 
 from ctxlab.base import validate
 from ctxlab.tables._offline_encodings import get_encoding
-from ctxlab.io.codec import message_from_dict, message_to_dict
-from ctxlab.context import BudgetPolicy, Context, build_context
 from ctxlab.base.errors import BudgetError, CtxlabError
-from ctxlab.interactions import group_units
-from ctxlab.messages import Conversation, Entry, Message, TextPart, ToolSpec
-from ctxlab.tables.profiles import ModelProfile
-from ctxlab.strategies import Call, Decision
-from ctxlab.tokens import MessageMeter, TiktokenCounter, TokenCounter, infer_static_head
+from ctxlab.messages import Message, TextPart
+from ctxlab.tokens import TiktokenCounter, TokenCounter
 
 DEFAULT_MARKER = "\n[... {omitted:,} tokens omitted ...]\n"
 _ROUNDS = 16  # re-count rounds before prune_text falls back to the marker alone (always fits)
 
 
 class PruneBudgetError(BudgetError):
-    """The budget cannot hold the omission marker plus one token of the text."""
+    """The budget cannot hold the omission marker plus one token of the text (a BudgetError). Chapter 05."""
 
 
 @dataclass(frozen=True)
 class PrunedText:
-    """A pruned text and its account, in tokens under the counter used.
+    """A pruned text and its account, in tokens under the counter used. Chapter 05.
 
     ``head_tokens`` / ``tail_tokens`` count the kept ends, ``omitted_tokens`` the dropped middle,
     ``original_tokens`` the whole input. Unpruned text: head = original, the rest 0.
@@ -65,10 +60,11 @@ class PrunedText:
         return self.omitted_tokens > 0
 
 
-class _Cutter:
-    """A text cut by its counter's units: tiktoken tokens, or characters for an estimator.
+class TokenCutter:
+    """A text cut by its counter's units: tiktoken tokens, or characters for an estimator. Chapter 05.
 
-    ``_Cutter("上下文", o200k).head(1)`` → ``"上下"`` (one token holds two characters).
+    ``TokenCutter("上下文", o200k).head(1)`` → ``"上下"`` (one token holds two characters). ``len()``
+    is the number of units; every cut is shrunk to whole characters. Shared by pruning and paging.
     """
 
     def __init__(self, text: str, counter: TokenCounter) -> None:
@@ -99,9 +95,11 @@ class _Cutter:
         return ""
 
     def head(self, n: int) -> str:
+        """The first ``n`` units, as whole characters (``""`` for ``n <= 0``)."""
         return self.span(0, min(n, len(self))) if n > 0 else ""
 
     def tail(self, n: int) -> str:
+        """The last ``n`` units, as whole characters (``""`` for ``n <= 0``)."""
         return self.span(max(0, len(self) - n), len(self)) if n > 0 else ""
 
 
@@ -127,7 +125,7 @@ def prune_text(text: str, budget_tokens: int, counter: TokenCounter, *, head_sha
             f"Cannot prune a {original:,}-token text to {budget_tokens:,} tokens: the omission marker alone "
             f"needs {floor - 1:,} tokens under {counter.name}, so the budget must be at least {floor:,}.",
             needed=floor, budget=budget_tokens)
-    cut = _Cutter(text, counter)
+    cut = TokenCutter(text, counter)
     per_token = len(cut) / original  # units per counted token: 1 for exact tiktoken, ~N for chars/N
     keep = int((budget_tokens - floor + 1) * per_token)  # units for head + tail, before re-counting
     for attempt in range(_ROUNDS):
@@ -156,6 +154,25 @@ def fair_shares(sizes: Sequence[int], budget: int) -> list[int]:
         shares[i] = min(sizes[i], left // (len(order) - k))
         left -= shares[i]
     return shares
+
+
+def cut_to_tokens(text: str, cap: int, counter: TokenCounter, marker: str = "\n…[summary cut to fit]") -> str:
+    """The longest prefix of ``text`` (+ ``marker``) within ``cap`` tokens, cut on a character boundary.
+
+    Unlike :func:`prune_text` it keeps the head only (a summary's sections are in order of importance):
+    ``cut_to_tokens("a b c d", 2, counter, marker="")`` → ``"a b"`` under a counter of one token a word.
+    A text within ``cap`` comes back unchanged; a marker that alone does not fit is left out; ``""``
+    when nothing fits. Chapters 06 and 07.
+    """
+    if counter.count(text) <= cap:
+        return text
+    if counter.count(marker) >= cap:
+        marker = ""
+    lo, hi = 0, len(text)
+    while lo < hi:  # the longest n with count(text[:n] + marker) <= cap
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if counter.count(text[:mid] + marker) <= cap else (lo, mid - 1)
+    return text[:lo].rstrip() + marker if lo else ""
 
 
 def prune_message(msg: Message, budget_tokens: int, counter: TokenCounter, *, head_share: float = 0.5,
@@ -218,143 +235,3 @@ class ArrivalCap:
         if msg.role != "tool":
             return msg
         return prune_message(msg, self.limit_for(msg.tool_name), self.counter, head_share=self.head_share)
-
-
-@dataclass
-class _Step:
-    """What one ``decide`` call reads and collects: the history's replacements, notes, new entries."""
-
-    history: Conversation
-    notes: list[str] = field(default_factory=list)
-    entries: list[Entry] = field(default_factory=list)
-    # message id -> the replacement (a codec dict) a pruned_result / paged_result entry recorded
-    replaced: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.replaced = {e.data["message_id"]: e.data["replacement"] for e in self.history.entries
-                         if e.kind in ("pruned_result", "paged_result") and "replacement" in e.data}
-
-
-def replacement_entry(kind: str, entry_id: str, original: Message, shown: Message, **data: Any) -> Entry:
-    """A ``pruned_result`` / ``paged_result`` entry: from now on the context shows ``shown``.
-
-    The session keeps ``original`` unchanged; ``strategies.substituted`` applies the replacement.
-    """
-    return Entry(kind, entry_id, timestamp=original.timestamp, thread=original.thread,  # type: ignore[arg-type]
-                 data={"message_id": original.id, **data, "replacement": message_to_dict(shown)})
-
-
-@dataclass
-class PrunedStrategy:
-    """``budgeted`` with every tool result capped on arrival, and an over-budget newest unit pruned.
-
-    State: ``shown`` — per tool result (by identity) what contexts show instead of it, decided
-    once. A result pruned to rescue the newest unit stays pruned (a ``pruned_result`` entry records
-    it), so later calls repeat its bytes; a session's recorded replacements are honoured.
-    ``replay(conv, PrunedStrategy(cap=ArrivalCap({"bash": 2_000})))``. Chapter 05.
-    """
-
-    policy: BudgetPolicy = field(default_factory=BudgetPolicy)
-    cap: ArrivalCap = field(default_factory=ArrivalCap)
-    name: str = "pruned"
-    shown: dict[int, tuple[Message, Message]] = field(default_factory=dict, repr=False)  # id(result) -> (result, shown)
-    emitted: dict[str, int] = field(default_factory=dict, repr=False)  # entry id prefix -> entries so far
-
-    # ---- hooks (paging.PagedStrategy overrides them) ----
-    def tools(self, history: Conversation) -> tuple[ToolSpec, ...]:
-        return history.tools
-
-    def arrive(self, msg: Message, step: _Step) -> Message:
-        """What a new tool result becomes: capped to its tool's limit (no entry: the cap is a pure rule)."""
-        capped = self.cap.cap(msg)
-        if capped is not msg:
-            step.notes.append(f"capped on arrival: {msg.id} ({msg.tool_name}) from "
-                              f"{text_tokens(msg, self.cap.counter):,} to {text_tokens(capped, self.cap.counter):,} tokens")
-        return capped
-
-    def shrink(self, msg: Message, budget_tokens: int, counter: TokenCounter) -> tuple[Message, Entry]:
-        """The result ``msg`` (as recorded) in at most ``budget_tokens`` of text, and its entry."""
-        pruned = prune_message(msg, budget_tokens, counter, head_share=self.cap.head_share)
-        return pruned, replacement_entry("pruned_result", self.entry_id("pruned", msg.id), msg, pruned,
-                                         reason="newest unit over budget")
-
-    def entry_id(self, prefix: str, message_id: str) -> str:
-        """``pruned:t1``, then ``pruned:t1:2`` ... — unique within the session."""
-        key = f"{prefix}:{message_id}"
-        n = self.emitted[key] = self.emitted.get(key, 0) + 1
-        return key if n == 1 else f"{key}:{n}"
-
-    # ---- the decision ----
-    def _shown(self, msg: Message, step: _Step) -> Message:
-        hit = self.shown.get(id(msg))
-        if hit is not None and hit[0] is msg:  # the stored message keeps its id from being reused
-            return hit[1]
-        done = step.replaced.get(msg.id)
-        out = message_from_dict(done) if done is not None else self.arrive(msg, step)
-        self.shown[id(msg)] = (msg, out)
-        return out
-
-    def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        step = _Step(history)
-        items = tuple(self._shown(it, step) if isinstance(it, Message) and it.role == "tool" else it
-                      for it in history.items)
-        head = history.inferred_head_tokens
-        if head is None:  # infer from the recorded messages, not the capped ones
-            inferred = infer_static_head(history, meter)
-            head = inferred.tokens if inferred else 0
-        view = replace(history, items=items, tools=self.tools(history), inferred_head_tokens=head)
-        ctx = self._fit(view, history, meter, profile, step)
-        notes = tuple(step.notes)
-        return Decision(replace(ctx, notes=ctx.notes + notes), new_entries=tuple(step.entries), notes=notes)
-
-    def _fit(self, view: Conversation, history: Conversation, meter: MessageMeter, profile: ModelProfile,
-             step: _Step) -> Context:
-        """build_context; if the newest unit alone is over the budget, shrink its tool results and retry."""
-        recorded = {m.id: m for m in history.messages if m.role == "tool"}
-        rescued: dict[str, tuple[Message, Entry, str]] = {}  # message id -> (shown, entry, note), kept on success
-        for attempt in range(5):
-            try:
-                ctx = build_context(view, self.policy, profile=profile, meter=meter)
-                break
-            except BudgetError as err:
-                swap = self._rescue(err, view, recorded, meter, profile, rescued) if attempt < 4 else None
-                if not swap:
-                    raise
-                view = replace(view, items=tuple(swap.get(id(it), it) for it in view.items))
-        for mid, (new, entry, note) in rescued.items():  # it fits: the rescue becomes state
-            self.shown[id(recorded[mid])] = (recorded[mid], new)
-            step.entries.append(entry)
-            step.notes.append(note)
-        return ctx
-
-    def _rescue(self, err: BudgetError, view: Conversation, recorded: dict[str, Message], meter: MessageMeter,
-                profile: ModelProfile, rescued: dict[str, tuple[Message, Entry, str]]) -> dict[int, Message] | None:
-        """Shrink the newest unit's tool results by the overshoot, shared fairly; None if that cannot help."""
-        head = view.inferred_head_tokens or 0
-        # as build_context counts it: an inferred head already holds the provider's tool-use prompt
-        tools = meter.tools(view.tools) - (profile.tool_system_tokens if head and view.tools else 0)
-        fixed = tools + meter.system(view.system) + head + profile.per_request_tokens
-        if err.needed <= fixed:
-            return None  # the tools and system prompt alone are over: no tool result can help
-        over = err.needed - err.budget
-        unit = group_units([m for m in view.messages if m.origin != "meta"], self.policy.granularity,
-                           self.policy.unanswered)[-1]
-        results = [m for m in unit.messages if m.role == "tool" and m.id in recorded]
-        sizes = [text_tokens(m, meter.counter) for m in results]
-        if not results or sum(sizes) - over <= 0:
-            return None
-        swap: dict[int, Message] = {}  # id(shown message) -> its smaller replacement
-        for m, size, share in zip(results, sizes, fair_shares(sizes, sum(sizes) - over)):
-            if share >= size:
-                continue
-            try:
-                new, entry = self.shrink(recorded[m.id], share, meter.counter)
-            except PruneBudgetError as small:
-                raise BudgetError(f"{err} Pruning {m.where()} to {share:,} tokens is not possible either: {small}",
-                                  needed=err.needed, budget=err.budget) from err
-            swap[id(m)] = new
-            done = "paged" if entry.kind == "paged_result" else "pruned"
-            rescued[m.id] = (new, entry, f"newest unit ({unit.label()}) needed {err.needed:,} tokens, over the "
-                             f"budget of {err.budget:,}: {m.id} ({m.tool_name}) {done} from {size:,} to "
-                             f"{text_tokens(new, meter.counter):,} tokens; the call and its result stay together")
-        return swap

@@ -9,10 +9,12 @@ Two outputs:
   system block and message content block in the provider's order (tools → system →
   messages), each with a digest of its wire form, a chained prefix digest and a token count.
   Two requests share a prefix exactly as far as their prefix digests agree, so comparing
-  prefixes is cheap; :func:`prefix_diff` names the first block that differs.
+  prefixes is cheap (``cache.py``'s :func:`~ctxlab.cache.prefix_diff` names the first block that differs).
 
 Simplified on purpose: images are stood in for by their size (their bytes are not kept); a
 block's tokens come from the profile's counter (an estimate for Claude, see ``tokens.py``).
+:func:`render_blocks` works every request out from scratch; a replay may be handed one that
+remembers earlier requests (``ctxlab/fast/render_cache.py``, bonus reading): the same blocks.
 Taught in chapter 04.
 """
 
@@ -21,21 +23,22 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from itertools import accumulate
 from typing import Any, Sequence
 
-from ctxlab.tables.cache_rules import model_key  # dated suffixes name one model: claude-opus-4-5-20251101
-from ctxlab.io.codec import loads
+from ctxlab.base.json_text import loads
 from ctxlab.context import Context
 from ctxlab.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
-from ctxlab.fast.render_cache import RenderCache, Rendered  # RenderCache is imported from here too (replay.py)
-from ctxlab.tokens import MessageMeter, tools_tokens
+from ctxlab.tokens import MessageMeter, thinking_counts, tools_tokens
 
 
 def _canon(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
-def _digest(text: str) -> str:
+def digest(text: str) -> str:
+    """A block's name for its bytes: the first 32 hex digits of the sha256 of ``text`` as UTF-8. A prefix
+    digest chains them: ``digest(previous prefix digest + block digest)``. Chapter 04."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -50,7 +53,7 @@ def _anthropic_part(part: Any) -> dict[str, Any]:
         return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
     if isinstance(part, ToolCallPart):
         try:
-            args = loads(part.arguments) if part.arguments else {}  # codec.loads: hostile nesting is a JSONDecodeError
+            args = loads(part.arguments) if part.arguments else {}  # hostile nesting is a JSONDecodeError
         except json.JSONDecodeError:
             args = {"_raw": part.arguments}  # the model emitted invalid JSON; keep it visible
         return {"type": "tool_use", "id": part.id, "name": part.name, "input": args}
@@ -73,7 +76,7 @@ def to_anthropic_body(context: Context, model: str | None = None, breakpoints: b
     """The Messages API request for ``context``. Consecutive tool results become one user message.
 
     With ``breakpoints``, ``cache_control: {"type": "ephemeral"}`` goes on the last tool, the last
-    system block and the last content block of the last message, as most agents place them.
+    system block and the last content block of the last message, as most agents place them. Chapter 04.
     """
     messages: list[dict[str, Any]] = []
     for msg in context.messages:
@@ -122,7 +125,8 @@ def _openai_message(msg: Message) -> dict[str, Any]:
 
 
 def to_openai_body(context: Context, model: str | None = None) -> dict[str, Any]:
-    """The chat-completions request for ``context`` (system prompt as one system message; thinking is not sent)."""
+    """The chat-completions request for ``context`` (system prompt as one system message; thinking is not
+    sent). Chapter 04."""
     messages: list[dict[str, Any]] = []
     if context.system:
         messages.append({"role": "system", "content": "\n\n".join(context.system)})
@@ -144,7 +148,7 @@ class Block:
     the sha256 of this block's wire form; ``prefix_digest`` chains every block up to this one, so
     two requests agree up to block i exactly when their ``prefix_digest[i]`` agree. ``tokens``
     under the profile's counter (message overhead on a message's first block). ``text`` is the
-    wire form, for a token-level comparison inside the first differing block.
+    wire form, for a token-level comparison inside the first differing block. Chapter 04.
     """
 
     kind: str
@@ -159,7 +163,7 @@ class Block:
 
 @dataclass(frozen=True)
 class RenderedRequest:
-    """A request as blocks. ``cum_tokens[i]`` = tokens of blocks 0..i (a prefix sum)."""
+    """A request as blocks. ``cum_tokens[i]`` = tokens of blocks 0..i (a prefix sum). Chapter 04."""
 
     provider: str
     model: str
@@ -192,7 +196,7 @@ def _message_blocks(msg: Message, provider: str) -> list[tuple[str, Any]]:
 def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None], user_ids: set[str],
                         second_message_breakpoint: bool = True) -> set[int]:
     """Where an agent puts ``cache_control``: last tool, last system block, last block; and the last
-    block of the previous user turn, so the next request finds the entry within the 20-block lookback."""
+    block of the previous user turn, so the next request finds the entry within the 20-block lookback. Chapter 04."""
     kinds, message_ids = list(kinds), list(message_ids)
     marks: set[int] = set()
     for kind in ("tools", "system"):
@@ -212,27 +216,28 @@ def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None],
     return set(sorted(marks)[-4:])  # at most four breakpoints per request
 
 
-def _render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
-    """(label, wire text, digest, tokens) per block of one message; the overhead rides on the first block.
+def render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
+    """``(label, wire text, digest, tokens)`` per block of one message; the overhead rides on the first block.
 
     Earlier turns' thinking is sent (so the prefix stays byte-stable) but counts 0 tokens when the
-    profile says the provider ignores it (``keep=False``): Anthropic's documented context rule.
+    profile says the provider ignores it (``keep=False``): Anthropic's documented context rule. Chapter 04.
     """
     wires = _message_blocks(msg, provider)
     if len(wires) == 1:
         label, wire = wires[0]
         text = _canon(wire)
-        return [(label, text, _digest(text), meter.message(msg, include_thinking=keep))]
+        return [(label, text, digest(text), meter.message(msg, include_thinking=keep))]
     out = []
     for k, ((label, wire), part) in enumerate(zip(wires, msg.parts)):
         text = _canon(wire)
         tokens = 0 if isinstance(part, ThinkingPart) and not keep else meter.part(part)
-        out.append((label, text, _digest(text), tokens + (meter.overhead(msg) if k == 0 else 0)))
+        out.append((label, text, digest(text), tokens + (meter.overhead(msg) if k == 0 else 0)))
     return out
 
 
-def _head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tuple[str, str, str, str, int]]:
-    """(kind, label, wire text, digest, tokens) of the tool definitions and system blocks, in provider order."""
+def head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tuple[str, str, str, str, int]]:
+    """``(kind, label, wire text, digest, tokens)`` of the tool definitions and system blocks, in provider
+    order, then the inferred static head as one block (a stand-in sized from usage). Chapter 04."""
     counter = meter.counter
     head: list[tuple[str, str, Any, int]] = []  # (kind, label, wire, tokens) of tools and system blocks
     tool_wire = ([{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
@@ -241,7 +246,7 @@ def _head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[t
                                                     "parameters": t.parameters}} for t in context.tools])
     for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
         t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
-        t += context.profile.tool_system_tokens if k == 0 and not context.head_tokens else 0  # see build_context
+        t += context.profile.tool_system_tokens if k == 0 and not context.head_tokens else 0  # see fixed_part
         head.append(("tools", f"tool {spec.name}", wire, t))
     if provider == "openai" and context.system:
         head.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
@@ -252,119 +257,39 @@ def _head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[t
     if context.head_tokens:  # a system prompt + tools the transcript did not record, sized from usage
         head.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
                      context.head_tokens))
-    return [(kind, label, text, _digest(text), tokens) for kind, label, wire, tokens in head
+    return [(kind, label, text, digest(text), tokens) for kind, label, wire, tokens in head
             for text in (_canon(wire),)]
 
 
 def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
                   meter: MessageMeter | None = None, thinking: str | None = None,
-                  breakpoints: set[int] | None = None, cache: RenderCache | None = None) -> RenderedRequest:
-    """The request as blocks in provider order with digests and token counts.
+                  breakpoints: set[int] | None = None) -> RenderedRequest:
+    """The request as blocks in provider order with digests and token counts. Chapter 04.
 
     ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
     block: Anthropic documents that changing thinking parameters invalidates cached messages but not
-    the cached tools and system prompt (OpenAI documents no such rule). ``cache`` (a replay's
-    :class:`RenderCache`) renders each message once and lets a request that starts like an earlier
-    one continue from its blocks, chained digests and token prefix sums (``render_cache.py``).
+    the cached tools and system prompt (OpenAI documents no such rule). ``breakpoints``: the blocks
+    that carry ``cache_control`` (default: where an agent puts them, :func:`default_breakpoints`).
+    ``[tool t, system s, user u]`` → three blocks whose prefix digests chain t, then s, then u.
     """
     provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
     meter = meter or MessageMeter(context.profile)
-    cache = cache or RenderCache()
-    msgs, rule = context.messages, context.profile.thinking
+    msgs = context.messages
     last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
-    refs = (context.tools, context.system, meter)  # what the head is made of, compared by identity
-    head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)
-    key = (*head_key, thinking, rule)
-
-    earlier, done = cache.continue_from(key, refs, msgs, last_user if rule == "current_turn" else None)
-    if earlier is not None:  # copy what the earlier request shares with this one
-        shared = earlier.starts[done]
-        blocks, cum = earlier.blocks[:shared], earlier.cum[:shared]
-        kinds, mids, starts = earlier.kinds[:shared], earlier.message_ids[:shared], earlier.starts[:done + 1]
-        old_marks = {i for i in earlier.marks if i < shared}
-    else:
-        blocks, cum, kinds, mids, old_marks, chain, total = [], [], [], [], set(), "", 0
-        for kind, label, text, digest, tokens in cache.head(head_key, refs, lambda: _head_pieces(context, provider, meter)):
-            chain, total = _digest(chain + digest), total + tokens
-            blocks.append(Block(kind, label, digest, chain, tokens, text))
-            cum.append(total)
-            kinds.append(kind)
-            mids.append(None)
-        starts = [len(blocks)]
-    chain, total = (blocks[-1].prefix_digest, cum[-1]) if blocks else ("", 0)
-    salted = len(blocks) > starts[0]  # a message block is in: the thinking setting is in the chain already
-    for i in range(done, len(msgs)):
-        msg = msgs[i]
-        keep = rule == "all" or (rule == "current_turn" and i > last_user)
-        for label, text, digest, tokens in cache.get(msg, provider, keep, meter):
-            if not salted and provider == "anthropic":
-                chain, salted = _digest(chain + f"thinking={thinking}"), True
-            chain, total = _digest(chain + digest), total + tokens
-            blocks.append(Block("message", label, digest, chain, tokens, text, msg.id))
-            cum.append(total)
-            kinds.append("message")
-            mids.append(msg.id)
-        starts.append(len(blocks))
-
+    blocks, chain = [], ""
+    for kind, label, text, block_digest, tokens in head_pieces(context, provider, meter):
+        chain = digest(chain + block_digest)
+        blocks.append(Block(kind, label, block_digest, chain, tokens, text))
+    if msgs and provider == "anthropic":  # the thinking setting is part of every message block's prefix
+        chain = digest(chain + f"thinking={thinking}")
+    for i, msg in enumerate(msgs):
+        keep = thinking_counts(context.profile, i, last_user)  # earlier turns' thinking is sent, counted or not
+        for label, text, block_digest, tokens in render_message(msg, provider, keep, meter):
+            chain = digest(chain + block_digest)
+            blocks.append(Block("message", label, block_digest, chain, tokens, text, msg.id))
     user_ids = {m.id for m in msgs if m.role in ("user", "tool")}
-    marks = breakpoints if breakpoints is not None else (
-        default_breakpoints(kinds, mids, user_ids) if provider == "anthropic" else set())
-    for i in marks ^ old_marks:  # blocks are made without a breakpoint; copied ones carry the earlier marks
-        if i < len(blocks):
-            blocks[i] = replace(blocks[i], breakpoint=i in marks)
-    cache.remember(Rendered(key, refs, msgs, last_user, starts, blocks, cum, kinds, mids, set(marks)))
-    return RenderedRequest(provider, model or context.profile.name, tuple(blocks), tuple(cum), thinking,
-                           context.overhead_tokens)
-
-
-@dataclass(frozen=True)
-class PrefixDiff:
-    """Where two requests part: ``index`` of the first differing block (None when one is a prefix of
-    the other), ``shared_tokens`` before it, and a one-line ``reason``."""
-
-    index: int | None
-    shared_tokens: int
-    reason: str
-    old: Block | None = None
-    new: Block | None = None
-
-
-def shared_blocks(old: RenderedRequest, new: RenderedRequest) -> int:
-    """How many leading blocks ``new`` repeats from ``old`` (0 … the shorter length). Chapter 04.
-
-    A prefix digest chains every block up to its own: two requests agree on it up to some block and
-    differ from there on, so the first difference is found by bisection — O(log n), not a scan.
-    """
-    lo, hi = 0, min(len(old.blocks), len(new.blocks))
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if old.blocks[mid].prefix_digest == new.blocks[mid].prefix_digest:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
-def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
-    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only."""
-    n = min(len(old.blocks), len(new.blocks))
-    lo = shared_blocks(old, new)
-    i = lo if lo < n else None
-    if model_key(old.model) != model_key(new.model):
-        return PrefixDiff(0, 0, f"model changed ({old.model} → {new.model}): caches are per model")
-    if i is None:
-        shared = old.cum_tokens[n - 1] if n else 0
-        grew = len(new.blocks) - len(old.blocks)
-        why = f"prefix kept; {grew} blocks appended" if grew >= 0 else f"new request is shorter by {-grew} blocks"
-        return PrefixDiff(None, shared, why)
-    shared = old.cum_tokens[i - 1] if i else 0
-    a, b = old.blocks[i], new.blocks[i]
-    if a.digest == b.digest and a.kind == "message" and old.thinking != new.thinking:
-        why = f"thinking setting changed ({old.thinking} → {new.thinking}): message caches invalidated"
-    elif a.kind != b.kind:
-        why = f"{a.label} replaced by {b.label}"
-    elif a.message_id and a.message_id != b.message_id:
-        why = f"history changed at block {i}: {a.label} dropped or replaced by {b.label}"
-    else:
-        why = f"{a.kind} block {b.label} changed"
-    return PrefixDiff(i, shared, why, a, b)
+    marks = breakpoints if breakpoints is not None else (default_breakpoints(
+        [b.kind for b in blocks], [b.message_id for b in blocks], user_ids) if provider == "anthropic" else set())
+    blocks = [replace(b, breakpoint=True) if i in marks else b for i, b in enumerate(blocks)]
+    return RenderedRequest(provider, model or context.profile.name, tuple(blocks),
+                           tuple(accumulate(b.tokens for b in blocks)), thinking, context.overhead_tokens)

@@ -12,65 +12,67 @@ Each thread (a Claude Code sidechain) and each conversation is replayed on its o
 threads of a file share one cache store, in order of request time. Request time is the timestamp
 of the last item before the call (transcripts stamp completions); with no timestamps there is
 no expiry, and the result says so. The replay never writes a file: new entries live in memory.
-Taught in chapter 04.
+Every call is worked out from scratch with the book's own meter and renderer; a :class:`Speedup`
+(``ctxlab.fast.FAST``, bonus reading) gives the same answers faster. :data:`STRATEGIES` names every
+strategy of the book, imported from the module that teaches it. Taught in chapter 04.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from ctxlab.base import validate
+from ctxlab.cache_anthropic import AnthropicCache
+from ctxlab.cache_openai import OpenAICache
 from ctxlab.checks import check_context
-from ctxlab.messages import Conversation, Entry, Item, Message
+from ctxlab.context import Context
+from ctxlab.ledger import Ledger, from_outcome
+from ctxlab.messages import Conversation, Entry, Item, Message, parse_time
 from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
-from ctxlab.render import RenderCache, RenderedRequest, render_blocks
-from ctxlab.strategies import Call, Decision, Strategy, get_strategy
+from ctxlab.render import RenderedRequest, render_blocks
+from ctxlab.compaction import CompactionStrategy
+from ctxlab.paging import PagedStrategy
+from ctxlab.pipeline import PipelineStrategy
+from ctxlab.pruning_strategy import PrunedStrategy
+from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
+                               Strategy, model_calls)
+from ctxlab.summary_strategy import BudgetedSummaryStrategy
 from ctxlab.tokens import MessageMeter, infer_static_head
 
 
-def parse_time(stamp: str | None) -> float | None:
-    """ISO 8601 → seconds since the epoch. ``"2025-12-08T22:41:05.306Z"`` → 1765233665.306."""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+# Every strategy by name, in chapter order: chapter 04's four, then pruning and paging (05), the summary (06),
+# compaction and the pipeline (07). "Go to definition" on a class reads the strategy.
+STRATEGIES: dict[str, type] = {
+    "full": FullStrategy,
+    "sliding": SlidingStrategy,
+    "budgeted": BudgetedStrategy,
+    "recorded": RecordedStrategy,
+    "pruned": PrunedStrategy,
+    "paged": PagedStrategy,
+    "budgeted+summary": BudgetedSummaryStrategy,
+    "compaction": CompactionStrategy,
+    "pipeline": PipelineStrategy,
+}
+STRATEGY_NAMES = tuple(STRATEGIES)
 
 
-def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
-    """Every model call as ``(position in items, Call)``, in recorded order.
+def get_strategy(name: str, **options: Any) -> Strategy:
+    """A fresh strategy by name with options: ``get_strategy("sliding", input_ratio=0.8)``. Chapter 04.
 
-    The model and thinking setting in force come from the message or the latest
-    ``model_change`` / ``thinking_level_change`` entry.
+    Names are :data:`STRATEGY_NAMES` (``full``, ``sliding``, ``budgeted``, ``recorded``, ``pruned``, ``paged``,
+    ``budgeted+summary``, ``compaction``, ``pipeline``). Raises ValueError naming the choices for another
+    name, and what the strategy's class raises for a bad option.
     """
-    model, provider, thinking = conversation.model, conversation.provider, None
-    last_time: dict[str, float | None] = {}  # thread -> timestamp of its latest item
-    count: dict[str, int] = {}  # thread -> calls so far
-    calls = []
-    for k, item in enumerate(conversation.items):
-        if isinstance(item, Entry):
-            if item.kind == "model_change":
-                model = item.data.get("model") or model
-                provider = item.data.get("provider") or provider
-            elif item.kind == "thinking_level_change":
-                thinking = item.data.get("level")
-        elif item.role == "assistant" and item.origin is None:
-            count[item.thread] = count.get(item.thread, 0) + 1
-            calls.append((k, Call(item.thread, count[item.thread], item, last_time.get(item.thread),
-                                  item.model or model or "unknown", item.provider or provider or "other", thinking)))
-        stamp = parse_time(item.timestamp)
-        if stamp is not None:
-            last_time[item.thread] = stamp
-    return calls
+    if name not in STRATEGIES:
+        raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
+    return STRATEGIES[name](**options)
 
 
 @dataclass(frozen=True)
 class CallRecord:
-    """What the replay did at one call: the decision's notes, sizes, the cache outcome and the row."""
+    """What the replay did at one call: the decision's notes, sizes, the cache outcome and the row. Chapter 04."""
 
     call: Call
     context_tokens: int
@@ -84,7 +86,7 @@ class CallRecord:
 
 @dataclass
 class ReplayResult:
-    """The ledger of a replay plus the per-call records and what the replay assumed."""
+    """The ledger of a replay plus the per-call records and what the replay assumed. Chapter 04."""
 
     strategy: str
     ledger: Any
@@ -97,27 +99,49 @@ class ReplayResult:
                 f"new_entries={len(self.new_entries)}, totals={self.ledger.totals() if self.ledger else None})")
 
 
-def _simulator(provider: str, rules: dict[str, Any]):
-    from ctxlab.cache import AnthropicCache, OpenAICache  # imported here: the cache module is optional for building
+class Renderer(Protocol):
+    """What a replay renders each request with: :func:`~ctxlab.render.render_blocks` itself, or anything called
+    the same way that returns the same blocks (``ctxlab/fast/``'s render cache). Chapter 04."""
 
+    def __call__(self, context: Context, provider: str | None = None, model: str | None = None,
+                 meter: MessageMeter | None = None, thinking: str | None = None,
+                 breakpoints: set[int] | None = None) -> RenderedRequest: ...
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """The slot a replay (and an agent loop) takes a faster path through: the same answers, faster.
+
+    ``meter(profile)`` makes each meter (one per thread and profile; a meter that is a
+    :class:`~ctxlab.context.ContextMemory` lets build_context answer from memory), ``renderer()`` the
+    replay's renderer. None, the default, is the book's own: ``MessageMeter`` and ``render_blocks``, every
+    call worked out from scratch. ``ctxlab.fast.FAST`` fills the slot (bonus reading). Chapter 04.
+    """
+
+    meter: Callable[[ModelProfile], MessageMeter]
+    renderer: Callable[[], Renderer]
+
+
+def _simulator(provider: str, rules: dict[str, Any]) -> AnthropicCache | OpenAICache:
     return AnthropicCache(**rules) if provider == "anthropic" else OpenAICache(**rules)
 
 
 def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *, provider: str | None = None,
            model: str | None = None, window: int | None = None, warm: bool = False,
-           cache_rules: dict[str, Any] | None = None, progress: bool = False, check: bool = False) -> ReplayResult:
+           cache_rules: dict[str, Any] | None = None, progress: bool = False, check: bool = False,
+           speedup: Speedup | None = None) -> ReplayResult:
     """Replay ``conversation`` under ``strategy``; return its ledger (one row per model call).
 
     ``provider`` / ``model`` override what each call recorded; ``window`` overrides the profile's
     context window (a positive whole number of tokens; None: each model's own). ``warm`` starts
     with the static head already cached, as when an earlier session wrote it. A progress bar with
     ``progress=True`` (tqdm; off in notebooks). ``check`` validates every context against
-    :func:`ctxlab.checks.check_context`. Raises what the strategy raises (BudgetError, OrphanError)
+    :func:`ctxlab.checks.check_context`. ``speedup`` (e.g. ``ctxlab.fast.FAST``) gives the same result
+    faster. Raises what the strategy raises (BudgetError, OrphanError)
     naming the call, and CtxlabError (a ValueError) naming the argument for a bad ``window`` (a bad
-    TTL or minimum in ``cache_rules`` at the first call).
+    TTL or minimum in ``cache_rules`` at the first call). A strategy's side calls get rows of their own
+    (``LedgerRow.kind``: ``"summary"``, ...). Chapter 04; the strategies of chapters 05–07 replay the same way.
     """
-    from ctxlab.ledger import Ledger, row_from_outcome
-
     window = validate.tokens("window", window)
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
     calls = model_calls(conversation)
@@ -134,7 +158,8 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     meters: dict[tuple[str, str], MessageMeter] = {}
     heads: dict[tuple[str, str], int | None] = {}
     simulators: dict[str, Any] = {}
-    render_cache = RenderCache()
+    new_meter = speedup.meter if speedup else MessageMeter  # plain: the book's meter and renderer
+    render = speedup.renderer() if speedup else render_blocks
 
     order = sorted(calls, key=lambda kc: (kc[1].at_s if kc[1].at_s is not None else float("-inf"), kc[0])) \
         if any(c.at_s is not None for _, c in calls) else calls
@@ -151,8 +176,8 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         if window is not None:
             profile = with_window(profile, window)
         meter = meters.get((call.thread, profile.name))
-        if meter is None:  # incremental: each call's history extends the last one (see incremental.py)
-            meter = meters[(call.thread, profile.name)] = MessageMeter(profile, incremental=True)
+        if meter is None:
+            meter = meters[(call.thread, profile.name)] = new_meter(profile)
         items: list[Item] = thread_items[call.thread][:bisect_left(by_thread[call.thread], position)]
         for at, entry in added.get(call.thread, []):
             items.insert(min(at, len(items)), entry)
@@ -170,32 +195,31 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         for j, entry in enumerate(decision.new_entries):  # appended after this call's history, in order
             added.setdefault(call.thread, []).append((len(items) + j, entry))
             result.new_entries.append(entry)
-        request = render_blocks(decision.context, call_provider, call_model, meter, call.thinking,
-                                cache=render_cache)
+        request = render(decision.context, call_provider, call_model, meter, call.thinking)
         sim = simulators.get(call_provider)
         if sim is None:
             sim = simulators[call_provider] = _simulator(call_provider, cache_rules or {})
             if warm:
                 sim.warm_head(request, call.at_s)
         for side in decision.side_calls:  # e.g. a summary call: a model call with its own ledger row
-            side_request = render_blocks(side.context, call_provider, call_model, meter, call.thinking,
-                                         cache=render_cache)
+            side_request = render(side.context, call_provider, call_model, meter, call.thinking)
             side_outcome = sim.request(side_request, call.at_s, response_started_s=call.at_s)
-            rows.append(row_from_outcome(side_outcome, thread=call.thread, call=call.index, message_id=None,
-                                         model=call_model, provider=call_provider, at=call.message.timestamp,
-                                         output_tokens=side.output_tokens, stop_reason=None,
-                                         note=f"{side.kind} call" + (f": {side.note}" if side.note else "")))
+            rows.append(from_outcome(side_outcome, thread=call.thread, call=call.index, message_id=None,
+                                     model=call_model, provider=call_provider, at=call.message.timestamp,
+                                     output_tokens=side.output_tokens, stop_reason=None,
+                                     note=f"{side.kind} call" + (f": {side.note}" if side.note else ""),
+                                     kind=side.kind))
         # The entry this call writes is usable by others only once its response has started; the
         # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
         outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))
         usage = call.message.usage
         output = usage.output_tokens if usage and usage.output_tokens else meter.message(call.message)
         notes = tuple(decision.notes)
-        rows.append(row_from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
-                                     model=call_model, provider=call_provider, at=call.message.timestamp,
-                                     output_tokens=output, stop_reason=call.message.stop_reason,
-                                     note="; ".join(notes), overflow=decision.overflow))
-        violations = tuple(check_context(decision.context, history, strategy.name)) if check else ()
+        rows.append(from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
+                                 model=call_model, provider=call_provider, at=call.message.timestamp,
+                                 output_tokens=output, stop_reason=call.message.stop_reason,
+                                 note="; ".join(notes), overflow=decision.overflow))
+        violations = tuple(check_context(decision.context, history, strategy)) if check else ()
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
                                          notes + (outcome.reason,), decision.overflow, outcome, request, violations))
     result.ledger = Ledger(rows)

@@ -16,21 +16,24 @@ Here:
 * ``recorded`` — what the real agent sent: everything, except that a recorded compaction replaces
   what came before its first kept message with its summary.
 
-Taught in chapter 04; pruning, paging, summaries and compaction add strategies in 05–07.
+Each strategy also declares what it promises of its contexts (``budgeted``, ``added_tools``), which
+the checks (``checks.py``) hold it to. Taught in chapter 04; pruning, paging, summaries and compaction
+add strategies in 05–07, and ``replay.STRATEGIES`` names them all.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import ClassVar, Protocol
 
 from ctxlab.base import validate
 from ctxlab.context import BudgetPolicy, Context, build_context, check_fixed_part
 from ctxlab.base.errors import BudgetError
-from ctxlab.interactions import find_orphans, group_units
-from ctxlab.messages import Conversation, Entry, Message, TextPart
+from ctxlab.interactions import group_units
+from ctxlab.messages import Conversation, Entry, Message, ToolSpec, parse_time
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter
+from ctxlab.views import compacted_view
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Call:
 
     ``at_s`` is the request time in seconds (the timestamp of the last item before the call, since
     transcripts stamp completions), or None when the transcript has no timestamps.
-    ``thinking`` is the thinking setting in force (from ``thinking_level_change`` entries).
+    ``thinking`` is the thinking setting in force (from ``thinking_level_change`` entries). Chapter 04.
     """
 
     thread: str
@@ -51,11 +54,41 @@ class Call:
     thinking: str | None = None
 
 
+def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
+    """Every model call as ``(position in items, Call)``, in recorded order: each assistant message the
+    transcript recorded (not one ctxlab made), numbered per thread from 1.
+
+    The model and thinking setting in force come from the message or the latest ``model_change`` /
+    ``thinking_level_change`` entry; ``at_s`` is the timestamp of the thread's last item before it
+    (seconds). ``[user, assistant, tool, assistant]`` → ``[(1, Call(index=1)), (3, Call(index=2))]``. Chapter 04.
+    """
+    model, provider, thinking = conversation.model, conversation.provider, None
+    last_time: dict[str, float | None] = {}  # thread -> timestamp of its latest item
+    count: dict[str, int] = {}  # thread -> calls so far
+    calls = []
+    for k, item in enumerate(conversation.items):
+        if isinstance(item, Entry):
+            if item.kind == "model_change":
+                model = item.data.get("model") or model
+                provider = item.data.get("provider") or provider
+            elif item.kind == "thinking_level_change":
+                thinking = item.data.get("level")
+        elif item.role == "assistant" and item.origin is None:
+            count[item.thread] = count.get(item.thread, 0) + 1
+            calls.append((k, Call(item.thread, count[item.thread], item, last_time.get(item.thread),
+                                  item.model or model or "unknown", item.provider or provider or "other", thinking)))
+        stamp = parse_time(item.timestamp)
+        if stamp is not None:
+            last_time[item.thread] = stamp
+    return calls
+
+
 @dataclass(frozen=True)
 class SideCall:
     """A model call a strategy makes for itself before the real one — e.g. asking a model for a
     summary. It is a model call like any other: it gets its own ledger row. ``context`` is what it
-    sends (render it on the cached prefix to make it cheap), ``output_tokens`` what it returns."""
+    sends (render it on the cached prefix to make it cheap), ``output_tokens`` what it returns. Its
+    ``kind`` becomes the ledger row's ``kind``. Chapters 06 and 07."""
 
     kind: str
     context: Context
@@ -67,7 +100,7 @@ class SideCall:
 class Decision:
     """A strategy's answer for one call: the context, new session entries, notes, side calls made
     before it (a summary call), and whether the prompt overflows the window (only ``full`` and
-    ``recorded`` let that happen)."""
+    ``recorded`` let that happen). Chapter 04."""
 
     context: Context
     new_entries: tuple[Entry, ...] = ()
@@ -77,21 +110,45 @@ class Decision:
 
 
 class Strategy(Protocol):
+    """What the replay (chapter 04) and the agent loop (chapter 08) call: ``decide`` once per model call.
+
+    A strategy also declares what it promises of its contexts, which :func:`ctxlab.checks.check_context`
+    reads: ``budgeted`` — every context fits its budget (``full`` and ``recorded`` only report
+    overflows); ``added_tools`` — the tools it may append to the conversation's (paging's ``read_page``).
+    A strategy that declares neither is taken as :data:`PROMISE` (budgeted, no tools added). Chapter 04.
+    """
+
     name: str
+    budgeted: bool
+    added_tools: tuple[ToolSpec, ...]
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision: ...
 
 
+@dataclass(frozen=True)
+class Promise:
+    """What a strategy promises of its contexts, as :class:`Strategy` declares it: ``budgeted`` (each context
+    within its budget) and ``added_tools`` (tools it may add after the conversation's). Chapter 04."""
+
+    budgeted: bool = True
+    added_tools: tuple[ToolSpec, ...] = ()
+
+
+PROMISE = Promise()  # what a strategy that declares nothing promises
+
+
 def whole_context(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
-    """The whole history as one context (budget = the window, so nothing is dropped unless it overflows)."""
+    """The whole history as one context (a budget of 10**12 tokens, so nothing is dropped). Chapter 04."""
     return build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
 
 
 @dataclass
 class FullStrategy:
-    """Send the whole history every call; flag calls that overflow the window."""
+    """``full``: send the whole history every call; flag calls that overflow the window. Chapter 04."""
 
     name: str = "full"
+    budgeted: ClassVar[bool] = False
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         ctx = whole_context(history, profile, meter)
@@ -103,10 +160,12 @@ class FullStrategy:
 
 @dataclass
 class BudgetedStrategy:
-    """Rebuild under the budget at every call (``build_context``)."""
+    """``budgeted``: rebuild under the budget at every call (``build_context``). Chapter 04."""
 
     policy: BudgetPolicy = field(default_factory=BudgetPolicy)
     name: str = "budgeted"
+    budgeted: ClassVar[bool] = True
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         return Decision(build_context(history, self.policy, profile=profile, meter=meter))
@@ -118,11 +177,13 @@ class SlidingStrategy:
 
     State: ``start_id`` per thread — the id of the first kept message. ``input_ratio`` (of the
     window, in (0, 1]) is the budget. Raises BudgetError when the fixed part (tools, system prompt,
-    head) alone is over the budget, naming it, or when the newest unit cannot fit.
+    head) alone is over the budget, naming it, or when the newest unit cannot fit. Chapter 04.
     """
 
     input_ratio: float = 0.9
     name: str = "sliding"
+    budgeted: ClassVar[bool] = True
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     start_id: dict[str, str] = field(default_factory=dict)  # thread -> first kept message id
 
     def __post_init__(self) -> None:
@@ -153,96 +214,21 @@ class SlidingStrategy:
         return Decision(replace(ctx, budget_tokens=budget), notes=notes)
 
 
-SUMMARY_PREFIX = "The conversation before this point was compacted into this summary:\n\n"
-
-
 @dataclass
 class RecordedStrategy:
     """What the agent actually sent: all of it, with recorded compactions applied.
 
     After a compaction entry, the context is its summary (as a user message, as pi and Claude Code
     send it) followed by the messages from its first kept message on. Pairing is validated after the
-    substitution; an orphan there is reported, never hidden.
+    substitution; an orphan there is reported, never hidden. Chapter 04.
     """
 
     name: str = "recorded"
+    budgeted: ClassVar[bool] = False
+    added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         view, _, notes = compacted_view(history)
         ctx = whole_context(view, profile, meter)
         return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
                         overflow=ctx.total_tokens > profile.context_window)
-
-
-def substituted(history: Conversation) -> Conversation:
-    """The history with each pruned or paged tool result replaced by what the context shows instead.
-
-    A ``paged_result`` / ``pruned_result`` entry carrying a ``replacement`` names the message it
-    stands in for; the original stays in the session, untouched.
-    """
-    from ctxlab.io.codec import message_from_dict
-
-    swaps = {it.data["message_id"]: it.data["replacement"] for it in history.items
-             if isinstance(it, Entry) and it.kind in ("paged_result", "pruned_result") and "replacement" in it.data}
-    if not swaps:
-        return history
-    items = tuple(message_from_dict(swaps[it.id]) if isinstance(it, Message) and it.id in swaps else it
-                  for it in history.items)
-    return replace(history, items=items)
-
-
-def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, list[str]]:
-    """The history as the model sees it after its newest compaction entry (recorded or ctxlab's).
-
-    ``[m1 m2 m3 C(summary, first_kept=m3) m4]`` → ``[summary, m3, m4]``, the summary as a user message
-    (as pi and Claude Code send it). Returns the view, the compaction entry (None if there is none)
-    and notes. A kept tool result whose call was summarised away would be an orphan: it is removed
-    and named in the notes (calls that never got a result are build_context's declared treatment).
-    """
-    history = substituted(history)
-    at = max((k for k, it in enumerate(history.items) if isinstance(it, Entry) and it.kind == "compaction"),
-             default=None)
-    if at is None:
-        return history, None, []
-    entry = history.items[at]
-    before = history.items[:at]
-    first_kept = entry.data.get("first_kept_id")
-    start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
-    pinned = set(entry.data.get("pinned_ids", ()))  # kept verbatim although older than first_kept
-    kept = [it for k, it in enumerate(before) if isinstance(it, Message) and (k >= start or it.id in pinned)]
-    after = [it for it in history.items[at + 1:] if isinstance(it, Message)]
-    summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
-                      id=f"summary:{entry.id}", origin="compact_summary", thread=entry.thread)
-    messages = (summary, *kept, *after)
-    origin = entry.data.get("origin", "recorded")
-    notes = [f"{origin} compaction {entry.id!r}: {len(kept)} messages kept from before it"]
-    bad = sorted({o.message_id for o in find_orphans(messages) if o.kind == "result_without_call"})
-    if bad:
-        messages = tuple(m for m in messages if m.id not in bad)
-        notes.append(f"removed {len(bad)} tool results whose calls the summary replaced: {', '.join(bad)}")
-    return replace(history, items=messages), entry, notes
-
-
-# name -> "module:Class" of every strategy; the later chapters' strategies live beside their ideas
-STRATEGIES: dict[str, str] = {
-    "full": "ctxlab.strategies:FullStrategy",
-    "sliding": "ctxlab.strategies:SlidingStrategy",
-    "budgeted": "ctxlab.strategies:BudgetedStrategy",
-    "recorded": "ctxlab.strategies:RecordedStrategy",
-    "pruned": "ctxlab.pruning:PrunedStrategy",
-    "paged": "ctxlab.paging:PagedStrategy",
-    "budgeted+summary": "ctxlab.summary:BudgetedSummaryStrategy",
-    "compaction": "ctxlab.compaction:CompactionStrategy",
-    "pipeline": "ctxlab.pipeline:PipelineStrategy",
-}
-STRATEGY_NAMES = tuple(STRATEGIES)
-
-
-def get_strategy(name: str, **options: Any) -> Strategy:
-    """A fresh strategy by name (``full``, ``sliding``, ``budgeted``, ``recorded``, ...) with options."""
-    import importlib
-
-    if name not in STRATEGIES:
-        raise ValueError(f"Unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}.")
-    module, cls = STRATEGIES[name].split(":")
-    return getattr(importlib.import_module(module), cls)(**options)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 from ctxlab.tables._offline_encodings import get_encoding
 from ctxlab.messages import Conversation, ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolSpec
@@ -29,7 +29,7 @@ from ctxlab.tables.profiles import ModelProfile
 
 
 class TokenCounter(Protocol):
-    """Anything that turns text into a token count. ``name`` is shown in tables."""
+    """Anything that turns text into a token count. ``name`` is shown in tables. Chapter 01."""
 
     name: str
     exact: bool
@@ -39,7 +39,8 @@ class TokenCounter(Protocol):
 
 @dataclass(frozen=True)
 class TiktokenCounter:
-    """Exact tokens of a tiktoken encoding, times ``calibration`` (1.0 = exact). ``count("hello world")`` → 2."""
+    """Exact tokens of a tiktoken encoding, times ``calibration`` (1.0 = exact). ``count("hello world")`` → 2.
+    Chapter 01."""
 
     encoding_name: str = "o200k_base"
     calibration: float = 1.0
@@ -63,7 +64,7 @@ class TiktokenCounter:
 
 @dataclass(frozen=True)
 class CharsPerTokenCounter:
-    """An estimator: ``ceil(len(text) / chars_per_token)``. ``chars/4`` of "abcdefgh" → 2."""
+    """An estimator: ``ceil(len(text) / chars_per_token)``. ``chars/4`` of "abcdefgh" → 2. Chapter 01."""
 
     chars_per_token: float
 
@@ -77,27 +78,8 @@ class CharsPerTokenCounter:
         return math.ceil(len(text) / self.chars_per_token)
 
 
-COUNTER_NAMES = ("o200k_base", "cl100k_base", "chars/3", "chars/4")
-
-
-def get_counter(name: str) -> TokenCounter:
-    """A counter by name: ``o200k_base``, ``cl100k_base``, ``chars/3``, ``chars/4`` (or ``chars/N``), or
-    ``script-aware`` (the estimator of ``estimators.py``)."""
-    if name in ("o200k", "o200k_base", "cl100k", "cl100k_base"):
-        return TiktokenCounter(name if name.endswith("_base") else f"{name}_base")
-    if name == "script-aware":
-        from ctxlab.estimators import ScriptAwareCounter
-        return ScriptAwareCounter()
-    if name.startswith("chars/"):
-        try:
-            return CharsPerTokenCounter(float(name.split("/", 1)[1]))
-        except ValueError:
-            pass
-    raise ValueError(f"Unknown counter {name!r}; use one of {', '.join(COUNTER_NAMES)} or script-aware.")
-
-
 def counter_for(profile: ModelProfile) -> TokenCounter:
-    """The counter a profile implies: its tokenizer, scaled by its calibration factor."""
+    """The counter a profile implies: its tokenizer, scaled by its calibration factor. Chapter 01."""
     return TiktokenCounter(profile.tokenizer, profile.calibration)
 
 
@@ -106,7 +88,7 @@ def image_tokens(part: ImagePart, rule: str) -> int:
 
     ``anthropic``: ``ceil(w*h/750)``, at most 1,600 (Anthropic 'Vision' docs; images are resized to
     ~1.15 megapixels). ``openai``: 85 + 170 per 512-px tile after fitting into 2048 and scaling the
-    short side to 768 (OpenAI 'Vision' docs, high detail). Unknown size: the rule's maximum.
+    short side to 768 (OpenAI 'Vision' docs, high detail). Unknown size: the rule's maximum. Chapter 01.
     """
     if rule == "anthropic":
         if not (part.width and part.height):
@@ -127,7 +109,7 @@ def tools_tokens(tools: Sequence[ToolSpec], counter: TokenCounter) -> int:
 
     Per function 7 + ``name:description``; 3 if it has properties, then per property
     3 + ``name:type:description`` (trailing period dropped), enums -3 + 3 per item + the item;
-    12 once at the end. Source: OpenAI cookbook, 'How to count tokens with tiktoken', section 7.
+    12 once at the end. Source: OpenAI cookbook, 'How to count tokens with tiktoken', section 7. Chapter 01.
     """
     if not tools:
         return 0
@@ -154,17 +136,13 @@ class MessageMeter:
 
     ``meter = MessageMeter(profile)``; ``meter.message(m)`` → tokens of ``m`` including the
     per-message overhead. Counts are cached by message identity, so a context built again on
-    the next call counts only the new messages. With ``incremental=True`` the meter also remembers
-    the units of the histories it built contexts from, so ``build_context`` on a history that only
-    grew groups only the new messages (an agent loop's meter; see ``incremental.py``).
+    the next call counts only the new messages. (``ctxlab/fast/``'s meter, a subclass, also
+    remembers the units of the histories it built contexts from: bonus reading.) Chapter 01.
     """
 
-    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None, *,
-                 incremental: bool = False) -> None:
+    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
         self.profile = profile
         self.counter = counter or counter_for(profile)
-        self.incremental = incremental
-        self.memos: list[Any] = []  # incremental.HistoryMemo of recent histories, most recent last
         self._cache: dict[tuple[int, bool], tuple[Message, int]] = {}  # (id(msg), thinking) -> (msg, tokens)
         self._words: dict[str, int] = {}  # role or participant name -> tokens (a few short strings, counted once)
         self._heads: dict[tuple[str, int], tuple[Any, int]] = {}  # ("tools" | "system", id(seq)) -> (seq, tokens)
@@ -220,7 +198,7 @@ class MessageMeter:
             return 0
         return self._head("tools", tools, lambda: tools_tokens(tools, self.counter) + self.profile.tool_system_tokens)
 
-    def _head(self, kind: str, seq: Sequence[Any], count: Any) -> int:
+    def _head(self, kind: str, seq: Sequence[Any], count: Callable[[], int]) -> int:
         """The system prompt and the tools come back unchanged on every call: count each sequence once,
         remembered by identity (the sequence is stored so its id cannot be reused). Only tuples: a list may change."""
         if not isinstance(seq, tuple):
@@ -242,6 +220,7 @@ class InferredHead:
 
     ``tokens`` = the first recorded call's total input tokens minus ctxlab's count of the
     messages before it and of the per-request overhead. Always labelled *inferred*: it carries the counter's error too.
+    Chapter 01.
     """
 
     tokens: int
@@ -253,6 +232,14 @@ class InferredHead:
         return (f"inferred static head: {self.tokens:,} tokens = recorded input "
                 f"{self.recorded_input_tokens:,} at {self.call_message_id!r} - counted messages "
                 f"{self.counted_message_tokens:,}")
+
+
+def thinking_counts(profile: ModelProfile, position: int, last_user: int) -> bool:
+    """Whether the thinking of the message at ``position`` counts toward the prompt: always under the
+    ``all`` rule; under ``current_turn`` (Anthropic strips earlier turns' thinking) only after the
+    newest real user message at ``last_user`` (-1: none). Positions are indexes into the sent messages.
+    Example: ``current_turn``, user at 4 → position 3 counts nothing, position 5 counts. Chapter 01."""
+    return profile.thinking == "all" or (profile.thinking == "current_turn" and position > last_user)
 
 
 def infer_static_head(conversation: Conversation, meter: MessageMeter) -> InferredHead | None:
@@ -277,25 +264,3 @@ def infer_static_head(conversation: Conversation, meter: MessageMeter) -> Inferr
             return InferredHead(max(0, recorded - counted), msg.id, recorded, counted)
         before.append(msg)
     return None
-
-
-@dataclass(frozen=True)
-class EstimateRow:
-    """One line of an estimator comparison: ``error`` is (estimate - exact) / exact."""
-
-    label: str
-    chars: int
-    exact_tokens: int
-    estimates: dict[str, int]
-
-    def error(self, counter_name: str) -> float:
-        return (self.estimates[counter_name] - self.exact_tokens) / max(1, self.exact_tokens)
-
-
-def compare_estimates(samples: dict[str, str], exact: str = "o200k_base",
-                      estimators: Sequence[str] = ("chars/3", "chars/4")) -> list[EstimateRow]:
-    """Exact vs estimated tokens per labelled text. ``{"中文": "上下文"*100}`` → chars/4 under-counts."""
-    ref = get_counter(exact)
-    ests = [get_counter(e) for e in estimators]
-    return [EstimateRow(label, len(text), ref.count(text), {e.name: e.count(text) for e in ests})
-            for label, text in samples.items()]

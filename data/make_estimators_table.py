@@ -111,7 +111,7 @@ def seconds_per_pass(counter, texts: Sequence[str], repeat: int = 5) -> float:
 
 
 def table(source_dir: Path) -> list[dict[str, object]]:
-    from ctxlab.tokens import get_counter
+    from ctxlab.estimators import get_counter
 
     _, report = corpus(source_dir)
     exact = get_counter("o200k_base")

@@ -21,7 +21,7 @@ session. One row per transcript, every thread of the file together:
     misses                                 cache misses and mispredictions by kind: ``kind=calls/predicted``
     e2e_calls, e2e_within, e2e_share       ctxlab's own rendered prompt (recorded strategy, o200k x the
                                            calibration factor, inferred head) within 10% of the recorded
-                                           prompt (ctxlab.lab.fidelity.end_to_end)
+                                           prompt (ctxlab.lab.fidelity_end_to_end.end_to_end)
     e2e_median_error                       median of (predicted - recorded) / recorded
     calibration, calibration_median,       Claude tokens / o200k tokens measured from recorded usage
     calibration_pairs                      (ctxlab.lab.calibration.measure_calibration): ratio of sums,
@@ -59,7 +59,8 @@ COLUMNS = ["transcript", "source", "licence", "model", "calls", "structural_with
 def table_row(name: str, path: Path, source: str, licence: str) -> dict[str, object]:
     """The figures of one transcript (its only conversation, all threads)."""
     from ctxlab.lab.calibration import measure_calibration
-    from ctxlab.lab.fidelity import end_to_end, structural
+    from ctxlab.lab.fidelity import structural
+    from ctxlab.lab.fidelity_end_to_end import end_to_end
     from ctxlab.io.formats import load
     from ctxlab.tables.profiles import profile_for
 

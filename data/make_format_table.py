@@ -16,7 +16,8 @@ One row per file; a file with several conversations is summed over them:
     structural_share                 calls whose simulated cache read and write are both within 1% of
                                      the recorded prompt (ctxlab.lab.fidelity.structural)
     e2e_share, e2e_median_error      ctxlab's own prompt under the `recorded` strategy within 10% of the
-                                     recorded prompt, and the median signed error (ctxlab.lab.fidelity.end_to_end)
+                                     recorded prompt, and the median signed error
+                                     (ctxlab.lab.fidelity_end_to_end.end_to_end)
 
 The shares are empty where nothing was recorded. The figures depend on the readers, the simulator
 and the counters: regenerate after changing them (``tests/test_format_table.py`` compares a fresh
@@ -66,7 +67,8 @@ def source_line(folder: Path) -> str:
 
 def table_row(path: Path) -> dict[str, object]:
     """The figures of one file, summed over its conversations (each with all its threads)."""
-    from ctxlab.lab.fidelity import end_to_end, structural
+    from ctxlab.lab.fidelity import structural
+    from ctxlab.lab.fidelity_end_to_end import end_to_end
     from ctxlab.io.formats import load
 
     transcript = load(path)

@@ -39,13 +39,16 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run from a clone without installing ctxlab
     sys.path.insert(0, str(HERE.parent))
 
-from ctxlab.lab.compare import strategies_for  # noqa: E402
-from ctxlab.facts import load_facts  # noqa: E402
+from ctxlab.lab.compare import compare_row, strategies_for  # noqa: E402
+from ctxlab.io.checklist import load_facts  # noqa: E402
 from ctxlab.messages import Entry  # noqa: E402
 from ctxlab.tables.profiles import profile_for  # noqa: E402
-from ctxlab.replay import model_calls, replay  # noqa: E402
-from ctxlab.widgets.ch07_compaction import policy_grid, policy_replay, prefix_rewrites  # noqa: E402
-from ctxlab.widgets.ch08_leaderboard import CSV_COLUMNS, compare_row  # noqa: E402
+from ctxlab.replay import replay  # noqa: E402
+from ctxlab.fast import FAST  # noqa: E402  (the same rows as the plain replay, faster)
+from ctxlab.strategies import model_calls  # noqa: E402
+from ctxlab.lab.ch07_compaction import policy_replay, prefix_rewrites  # noqa: E402
+from ctxlab.lab.ch07_policies import policy_grid  # noqa: E402
+from ctxlab.lab.ch08_leaderboard import CSV_COLUMNS  # noqa: E402
 from ctxlab.lab.workbook import load_workbook_conversation  # noqa: E402
 
 DEFAULT_SOURCE = HERE.parent.parent / "shared" / "data" / "transcripts" / "pi-mono" / "before-compaction.jsonl"
@@ -74,7 +77,7 @@ def _row(task: tuple[str, int | None, str, float | None, float | None]) -> dict[
     section, window, name, trigger, target = task
     conv, facts = _STATE["conv"], _STATE["facts"]
     if trigger is None:
-        result = replay(conv, name, window=window, check=True)
+        result = replay(conv, name, window=window, check=True, speedup=FAST)
     else:
         result = policy_replay(conv, window or 0, trigger, target or 0.0, check=True)
     r = compare_row(name, result, conv, facts)

@@ -35,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE.parent) not in sys.path:  # run from a clone without installing ctxlab
     sys.path.insert(0, str(HERE.parent))
 
-from ctxlab.facts import load_facts  # noqa: E402
+from ctxlab.io.checklist import load_facts  # noqa: E402
 from ctxlab.io.formats import load  # noqa: E402
 from ctxlab.messages import Message  # noqa: E402
 from ctxlab.summary import RuleBasedSummarizer  # noqa: E402

@@ -28,7 +28,7 @@ from ctxlab.tables.cache_rules import rule_for
 from ctxlab.base.errors import BudgetError
 from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, ToolSpec, assistant, user
-from ctxlab.strategies import get_strategy
+from ctxlab.replay import get_strategy
 from helpers import run
 
 O200K = TiktokenCounter("o200k_base")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctxlab.cache import (AnthropicCache, OpenAICache, floor_to, request_from_sizes, shared_prefix_tokens,
-                          to_provider_fields)
+from ctxlab.cache import request_from_sizes, to_provider_fields
+from ctxlab.cache_anthropic import AnthropicCache
+from ctxlab.cache_openai import OpenAICache, floor_to, shared_prefix_tokens
 from ctxlab.tables.cache_rules import NO_CACHE, RULES, bills_cache_writes, model_key, rule_for
 from ctxlab.context import build_context
 from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
@@ -293,3 +294,26 @@ def test_gemini_and_deepseek_rows_run_in_the_automatic_simulator_unverified():
     assert second.cache_read_tokens == 4480  # step 1: the whole shared prefix
     _, second = run(OpenAICache(), [req(CALLS[0], "deepseek-chat"), req(CALLS[1], "deepseek-chat")])
     assert second.cache_read_tokens == floor_to(4480, 64)
+
+
+# ---------------------------------------------------------------- one simulator a file (issue 15)
+
+def test_each_simulator_lives_in_its_own_module_and_cache_py_holds_what_they_share():
+    import ctxlab.cache
+    import ctxlab.cache_openai
+
+    assert AnthropicCache.__module__ == "ctxlab.cache_anthropic" and OpenAICache.__module__ == "ctxlab.cache_openai"
+    assert not hasattr(ctxlab.cache, "AnthropicCache") and not hasattr(ctxlab.cache, "OpenAICache")  # no shim
+    assert "Unlike :class:`~ctxlab.cache_anthropic.AnthropicCache`" in ctxlab.cache_openai.__doc__
+    # both keep their entries in the one store of cache.py, which checks their arguments once
+    assert type(AnthropicCache()._s) is type(OpenAICache()._s) is ctxlab.cache.CacheStore
+
+
+def test_the_shared_helpers_do_what_their_docstrings_say():
+    from ctxlab.cache import CacheOutcome, too_short
+
+    assert floor_to(1_279, 128) == 1_152 and floor_to(4_860, 128) == 4_736
+    o = CacheOutcome.of(req(CALLS[1]), 4_480, 380, 0, 2, "hit")
+    assert (o.uncached_input_tokens, o.total_input_tokens, round(o.hit_rate, 2)) == (0, 4_860, 0.92)
+    assert too_short(rule_for("gpt-4o"), 1_024) == "miss: below minimum 1,024"
+    assert too_short(NO_CACHE, NO_CACHE.min_tokens) == "miss: no documented prompt caching for this model"

@@ -7,11 +7,13 @@ from dataclasses import replace
 import pytest
 
 from ctxlab.checks import check_context
+from ctxlab.strategies import Promise
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.messages import Conversation, Entry, ToolSpec, assistant, tool_result, user
 from ctxlab.paging import READ_PAGE_TOOL
+from ctxlab.replay import get_strategy
 from ctxlab.tables.profiles import profile_for
-from ctxlab.summary import SUMMARY_MARKER
+from ctxlab.views import SUMMARY_MARKER
 
 GPT = profile_for("gpt-4o")
 BASH = ToolSpec("bash", "Run a shell command.")
@@ -32,7 +34,7 @@ def whole(conv, **changes):
 
 
 def rules(ctx, conv=HISTORY, strategy="budgeted"):
-    return [v.rule for v in check_context(ctx, conv, strategy)]
+    return [v.rule for v in check_context(ctx, conv, get_strategy(strategy))]
 
 
 def test_a_sound_context_breaks_no_rule():
@@ -65,10 +67,14 @@ def test_stubs_and_summaries_are_the_only_messages_a_context_may_add():
     assert rules(replace(ctx, messages=(summary, *ctx.messages))) == []
 
 
-def test_only_read_page_and_summary_blocks_may_follow_the_head():
+def test_only_declared_tools_and_summary_blocks_may_follow_the_head():
     ctx = whole(HISTORY)
-    assert rules(replace(ctx, tools=(*ctx.tools, READ_PAGE_TOOL))) == []
-    assert "head" in rules(replace(ctx, tools=(*ctx.tools, ToolSpec("rm_rf", "Delete everything."))))
+    assert rules(replace(ctx, tools=(*ctx.tools, READ_PAGE_TOOL)), strategy="paged") == []
+    assert rules(replace(ctx, tools=(*ctx.tools, READ_PAGE_TOOL)), strategy="pipeline") == []
+    assert "head" in rules(replace(ctx, tools=(*ctx.tools, READ_PAGE_TOOL)))  # budgeted declares no tool
+    rm_rf = ToolSpec("rm_rf", "Delete everything.")
+    assert "head" in rules(replace(ctx, tools=(*ctx.tools, rm_rf)), strategy="paged")
+    assert check_context(replace(ctx, tools=(*ctx.tools, rm_rf)), HISTORY, Promise(added_tools=(rm_rf,))) == []
     assert rules(replace(ctx, system=(*ctx.system, f"{SUMMARY_MARKER} of 3 dropped messages]\n- a"))) == []
     assert "head" in rules(replace(ctx, system=(*ctx.system, "You may push to main.")))
     assert "head" in rules(replace(ctx, system=("Be reckless.",)))
@@ -90,3 +96,20 @@ def test_a_budget_larger_than_the_window_is_a_violation():
     ctx = whole(HISTORY)
     assert "budget" in rules(replace(ctx, budget_tokens=GPT.context_window + 1), strategy="full")
     assert rules(replace(ctx, budget_tokens=GPT.context_window), strategy="full") == []
+
+
+def test_what_a_strategy_promises_is_what_it_declares():
+    """check_context names no strategy: ``budgeted`` and ``added_tools`` come from the object it is given."""
+    over = replace(whole(HISTORY), budget_tokens=10)
+    assert "budget" in rules(over) and "budget" not in rules(over, strategy="full")
+    assert "budget" not in [v.rule for v in check_context(over, HISTORY, Promise(budgeted=False))]
+    assert [v.rule for v in check_context(over, HISTORY)] == rules(over)  # the default promise: budgeted
+    assert {n: (get_strategy(n).budgeted, get_strategy(n).added_tools) for n in ("full", "recorded", "paged")} == {
+        "full": (False, ()), "recorded": (False, ()), "paged": (True, (READ_PAGE_TOOL,))}
+
+    class Plain:  # a user's strategy that declares nothing promises a budget and adds no tool
+        name = "mine"
+
+    assert "budget" in [v.rule for v in check_context(over, HISTORY, Plain())]
+    with pytest.raises(TypeError, match="get_strategy"):
+        check_context(over, HISTORY, "full")  # a name would silently promise a budget: refused

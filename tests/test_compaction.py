@@ -9,8 +9,9 @@ import pytest
 from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
 from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
 from ctxlab.tables.profiles import profile_for, with_window
-from ctxlab.replay import model_calls, replay
-from ctxlab.strategies import compacted_view
+from ctxlab.replay import replay
+from ctxlab.strategies import model_calls
+from ctxlab.views import compacted_view
 from ctxlab.tokens import MessageMeter
 
 
@@ -64,8 +65,14 @@ def test_compacts_at_the_trigger_down_to_the_target_and_rarely():
         assert e.data["tokens_after"] <= 0.5 * window
     assert all(not rec.violations for rec in result.records)
     assert max(rec.context_tokens for rec in result.records) <= window
-    summary_rows = [r for r in result.ledger.rows if r.note.startswith("summary call")]
+    summary_rows = [r for r in result.ledger.rows if r.kind == "summary"]
     assert len(summary_rows) == len(done), "each compaction's summary is a model call with its own row"
+    assert all(r.note.startswith("summary call") for r in summary_rows)  # the note still says so, for people
+    assert {r.kind for r in result.ledger.rows} == {"main", "summary"}
+    for e in done:  # the effective target is a typed field; the note states the same number
+        rec = next(r for r in result.records if r.call.index == int(e.id.rsplit(":", 1)[1]))
+        assert e.data["target"] >= int(0.5 * window)
+        assert any(n.startswith("compacted") and f"target {e.data['target']:,})" in n for n in rec.notes)
 
 
 def test_no_compaction_on_two_consecutive_calls():

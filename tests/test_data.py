@@ -56,6 +56,20 @@ def test_committed_sample_equals_a_fresh_regeneration(tmp_path: Path) -> None:
             f"data/{name} is stale: run `python data/make_sample.py`"
 
 
+def test_the_invented_repository_lives_beside_the_screenplay() -> None:
+    """data/sample_repo.py holds orderly's files and the working copy; make_sample.py tells the story over it."""
+    files = data_script("sample_repo.py")
+    repo = files.Repo()
+    assert repo.files == files.REPO and repo.files is not files.REPO  # a working copy of the start state
+    out = repo.edit("src/app/server.py", '"8080"', '"8443"')
+    assert out.startswith("Edited src/app/server.py: replaced 1 occurrence (line 42).")
+    assert '+PORT = int(os.environ.get("ORDERLY_PORT", "8443"))' in repo.diff("src/app/server.py").splitlines()
+    assert files.REPO["src/app/server.py"].count('"8443"') == 0  # the start state is untouched
+    assert "db.py" in repo.tree("src/").split() and "src/app/db.py" not in repo.files  # listed, never read
+    story = (DATA / "make_sample.py").read_text(encoding="utf-8")
+    assert "from sample_repo import" in story and "SERVER_PY = " not in story  # no file text in the screenplay
+
+
 def test_sample_shape(sample: Session) -> None:
     assert SAMPLE.stat().st_size < 600_000
     assert sample.model == "claude-sonnet-4-5" and sample.provider == "anthropic"

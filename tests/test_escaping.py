@@ -25,16 +25,18 @@ from helpers import run
 from ctxlab.lab.compare import compare, format_rows
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.facts import Fact, fact_retention
-from ctxlab.lab.fidelity import end_to_end, structural
+from ctxlab.lab.fidelity import structural
 from ctxlab.lab.fidelity_bodies import BodyFidelity
+from ctxlab.lab.fidelity_end_to_end import end_to_end
 from ctxlab.io.formats import load
 from ctxlab.ledger import recorded_ledger
+from ctxlab.widgets import ledger_figure
 from ctxlab.messages import ToolSpec, Usage, assistant, tool_result, user
 from ctxlab.base.redact import redact
 from ctxlab.replay import replay
 from ctxlab.base.safe_text import safe_html, safe_json, safe_text, shown
 from ctxlab.io.session import Session
-from ctxlab.strategies import STRATEGY_NAMES
+from ctxlab.replay import STRATEGY_NAMES
 
 # Clear the screen, set the window title (OSC ... BEL), BEL, CR, backspace, RLO, LRI, LRM, ALM,
 # ZWSP, ZWJ, word joiner, BOM, C1 CSI, DEL.
@@ -341,7 +343,7 @@ def test_context_ledger_fidelity_and_compare_reprs(files, conv):
                     format_rows(compare(conv, window=1_000))),  # every strategy fails: the errors are rows
         "bodies": (str(bodies),),
     }
-    fig = recorded.figure()  # plotly draws its title and hover labels as text too
+    fig = ledger_figure(recorded)  # plotly draws its title and hover labels as text too
     texts["figure"] = (fig.layout.title.text, *fig.data[0].customdata)
     for what, outputs in texts.items():
         for text in outputs:

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.estimators import FEATURES, KINDS, WEIGHTS, ScriptAwareCounter, byte_sum, script_counts
+from ctxlab.estimators import FEATURES, KINDS, WEIGHTS, ScriptAwareCounter, byte_sum, compare_estimates, get_counter, script_counts
 from ctxlab.messages import assistant, tool_result, user
 from ctxlab.tables.profiles import profile_for
-from ctxlab.tokens import MessageMeter, TiktokenCounter, compare_estimates, get_counter
+from ctxlab.tokens import MessageMeter, TiktokenCounter
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "data" / "estimators.csv"

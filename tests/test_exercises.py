@@ -385,7 +385,9 @@ def test_ex03_reference_is_group_units_at_round_granularity():
 
 
 def test_ex04_reference_is_the_cache_simulators_and_the_price_table():
-    from ctxlab.cache import AnthropicCache, OpenAICache, request_from_sizes
+    from ctxlab.cache import request_from_sizes
+    from ctxlab.cache_anthropic import AnthropicCache
+    from ctxlab.cache_openai import OpenAICache
     from ctxlab.tables.prices import cost, price_for
 
     models = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}

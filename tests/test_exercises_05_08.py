@@ -318,7 +318,7 @@ def test_08_an_answer_recording_the_same_message_passes():
 
 
 def test_08_recorded_matches_a_real_context_manager(tmp_path):
-    from ctxlab.loop import ContextManager
+    from ctxlab.loop import AgentLoop
     from ctxlab.io.session import Session
 
     reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
@@ -328,8 +328,8 @@ def test_08_recorded_matches_a_real_context_manager(tmp_path):
              "stop_reason": "tool_use", "stop_sequence": None,
              "usage": {"input_tokens": 3, "cache_creation_input_tokens": 380, "cache_read_input_tokens": 4_480,
                        "output_tokens": 25}}
-    manager = ContextManager(Session.create(tmp_path / "run.jsonl", system=["Be brief."]), "budgeted",
-                             model="claude-sonnet-4-5")
+    manager = AgentLoop(Session.create(tmp_path / "run.jsonl", system=["Be brief."]), "budgeted",
+                        model="claude-sonnet-4-5")
     manager.add_user("Read a.py.")
     real = manager.record_response(**reply_to_record(reply))
     mine = recorded(reply_to_record(reply))

@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.facts import Fact, fact_retention, load_facts, split_request
+from ctxlab.facts import Fact, fact_retention, split_request
+from ctxlab.io.checklist import load_facts
 from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, assistant, tool_result, user
 from ctxlab.replay import replay
-from ctxlab.summary import SUMMARY_MARKER, BudgetedSummaryStrategy
+from ctxlab.summary_strategy import BudgetedSummaryStrategy
+from ctxlab.views import SUMMARY_MARKER
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"

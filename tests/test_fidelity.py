@@ -162,7 +162,7 @@ def test_shared_transcripts_beat_the_naive_rule_and_every_miss_has_a_kind(shared
 
 def test_end_to_end_on_a_synthetic_session_with_known_prompts():
     from ctxlab.context import build_context
-    from ctxlab.lab.fidelity import end_to_end
+    from ctxlab.lab.fidelity_end_to_end import end_to_end
     from ctxlab.messages import Conversation, Usage, assistant, tool_result, user
     from ctxlab.tables.profiles import profile_for
     from ctxlab.render import render_blocks

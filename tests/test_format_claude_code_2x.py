@@ -25,7 +25,7 @@ from ctxlab.io.formats import claude_code
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import TextPart, ThinkingPart, ToolCallPart
 from ctxlab.tables.profiles import profile_for
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 from ctxlab.tokens import MessageMeter, infer_static_head
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"

@@ -23,7 +23,7 @@ from ctxlab.io import formats
 from ctxlab.base.errors import TranscriptError
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart, ToolSpec
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 DESKTOP, OLD, BAD = (FIX / f"codex_0125_{n}.jsonl" for n in ("desktop", "old_compaction", "bad"))

@@ -24,7 +24,7 @@ from ctxlab.base.errors import TranscriptError
 from ctxlab.io.formats import gemini_cli
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ImagePart, ThinkingPart, ToolCallPart
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 GOOD = ("gemini_session.jsonl", "gemini_checkpoint.jsonl", "gemini_legacy.json")

@@ -22,7 +22,7 @@ from ctxlab.io.formats import openhands, openhands_events, openhands_memory, ope
 from ctxlab.io.formats.openhands_v1_usage import token_usage
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Entry, ImagePart, TextPart, ThinkingPart, ToolCallPart, Usage
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 MINE = sorted(FIX.glob("openhands_events_*")) + sorted(FIX.glob("openhands_v1_*"))

@@ -23,7 +23,7 @@ from ctxlab.base.errors import TranscriptError
 from ctxlab.io.formats import pi
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import ThinkingPart, ToolCallPart
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 SESSION, BAD = FIX / "pi_v3_session.jsonl", FIX / "pi_v3_bad.jsonl"

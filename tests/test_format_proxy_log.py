@@ -16,7 +16,7 @@ import pytest
 
 from helpers import run
 import ctxlab
-import ctxlab.lab.fidelity
+import ctxlab.lab.fidelity_end_to_end
 from ctxlab.lab.fidelity_bodies import body_fidelity
 
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files
@@ -416,6 +416,6 @@ def test_cli_on_the_shared_files(capsys, path):
     assert doc["totals"]["cost_usd"] > 0
     # the heaviest conversation (the agent's own calls) within 10% at every call; the tiny side calls
     # (8-token quota probes) miss by a token, so the body's token-weighted error is the overall figure
-    main = ctxlab.lab.fidelity.end_to_end(formats.load(path).conversations[0])
+    main = ctxlab.lab.fidelity_end_to_end.end_to_end(formats.load(path).conversations[0])
     assert main.within >= 0.9
     assert abs(doc["fidelity"]["body"]["usage"]["total_error"]) < 0.10

@@ -12,7 +12,7 @@ from helpers import kinds
 from conftest import shared_transcript_files, skip_unless_a_reader_recognises
 from ctxlab.io import formats
 from ctxlab.base.errors import TranscriptError
-from ctxlab.io.formats import claude_code, openai_chat, pi
+from ctxlab.io.formats import claude_code, openai_chat, pi_messages
 from ctxlab.messages import ImagePart, TextPart, ThinkingPart, ToolCallPart
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -112,7 +112,8 @@ def test_pi_v1_messages_parts_and_entries():
 
 
 def test_pi_millisecond_timestamps():
-    assert pi._iso(1735725601000) == "2025-01-01T10:00:01.000Z" and pi._iso(None) is None
+    assert pi_messages.iso_time(1735725601000) == "2025-01-01T10:00:01.000Z" and pi_messages.iso_time(None) is None
+    assert pi_messages.iso_time("2025-01-01T10:00:01Z") == "2025-01-01T10:00:01Z" and pi_messages.iso_time(True) is None
 
 
 def test_pi_usage_keeps_recorded_cost():

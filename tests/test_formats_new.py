@@ -19,7 +19,7 @@ from ctxlab.io.formats import anthropic_messages, codex, messages_jsonl, openai_
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Entry, ImagePart, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec, Usage
 from ctxlab.io.session import Session
-from ctxlab.strategies import compacted_view
+from ctxlab.views import compacted_view
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "formats"
 NEW = {"anthropic_messages.json": "anthropic-messages", "anthropic_list.json": "anthropic-messages",

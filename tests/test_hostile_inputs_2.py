@@ -32,7 +32,8 @@ from ctxlab.cli.main import main
 from ctxlab.base.errors import SessionError, TranscriptError
 from ctxlab.io.formats import load
 from ctxlab.messages import Message, TextPart, user
-from ctxlab.paging import MAX_PAGE_BYTES, PageError, PageStore, execute_read_page
+from ctxlab.io.page_store import MAX_PAGE_BYTES, PageStore, execute_read_page
+from ctxlab.paging import PageError
 from ctxlab.io.session import Session
 from test_hostile_inputs import PI_HEADER, SESSION_HEADER, cc, cli_one_line, jsonl, lenient, pi, rec, strict_error
 

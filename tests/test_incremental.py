@@ -1,6 +1,6 @@
 """The fast paths of an agent loop and a replay give exactly what the textbook code gives.
 
-* ctxlab/fast/incremental.py: a meter made with ``incremental=True`` remembers the units of the histories
+* ctxlab/fast/incremental.py: an ``IncrementalMeter`` remembers the units of the histories
   it built from; the tests grow a history one item at a time and compare each build with a fresh,
   textbook build: the Context (messages, report, notes, token fields) or the error must be equal;
 * ctxlab/fast/render_cache.py: a request continued from an earlier one's blocks equals the request
@@ -17,12 +17,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from session_gen import sessions
 
-from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.base.errors import CtxlabError
+from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.fast.incremental import IncrementalMeter
+from ctxlab.fast.render_cache import RenderCache
 from ctxlab.interactions import STUB_TEXT
 from ctxlab.messages import Conversation
+from ctxlab.render import default_breakpoints, render_blocks
 from ctxlab.tables.profiles import profile_for
-from ctxlab.render import RenderCache, default_breakpoints, render_blocks
 from ctxlab.tokens import MessageMeter
 
 CLAUDE, GPT = profile_for("claude-sonnet-4-5"), profile_for("gpt-4o")
@@ -38,7 +40,7 @@ def outcome(conv: Conversation, policy: BudgetPolicy, profile, meter: MessageMet
 
 def grow_and_compare(conv: Conversation, policy: BudgetPolicy, profile, step: int = 1) -> int:
     """Build at every prefix of ``conv.items`` with one incremental meter; return how many builds succeeded."""
-    meter = MessageMeter(profile, incremental=True)
+    meter = IncrementalMeter(profile)
     built = 0
     for k in range(1, len(conv.items) + 1, step):
         prefix = replace(conv, items=conv.items[:k])
@@ -69,7 +71,7 @@ def test_the_sample_grows_alike(sample, profile, budget):
 
 def test_a_meter_shared_between_histories_that_do_not_extend_each_other(sample):
     """Prefixes in random order, another conversation in between, and two policies: never a stale answer."""
-    meter = MessageMeter(CLAUDE, incremental=True)
+    meter = IncrementalMeter(CLAUDE)
     other = replace(sample, items=tuple(reversed([m for m in sample.items if getattr(m, "role", "") == "user"])))
     rng = random.Random(7)
     lengths = [rng.randrange(1, len(sample.items) + 1) for _ in range(25)]
@@ -81,7 +83,7 @@ def test_a_meter_shared_between_histories_that_do_not_extend_each_other(sample):
 
 
 def counting_meter(profile, calls: list[str], incremental: bool) -> MessageMeter:
-    meter = MessageMeter(profile, incremental=incremental)
+    meter = IncrementalMeter(profile) if incremental else MessageMeter(profile)
     counter = meter.counter
 
     class Counting:  # the profile's counter, writing down every text it is asked to count
@@ -120,7 +122,7 @@ def test_an_incremental_meter_counts_each_message_once(sample):
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_rendering_continued_from_earlier_requests_equals_rendering_from_scratch(sample, provider):
     """A replay-like sequence: the history grows, the budget drops old units, the thinking setting changes."""
-    cache, meter = RenderCache(), MessageMeter(CLAUDE, incremental=True)
+    cache, meter = RenderCache(), IncrementalMeter(CLAUDE)
     policies = (BudgetPolicy(budget_tokens=10**9), BudgetPolicy(budget_tokens=12_000))
     for k in range(1, len(sample.items) + 1, 3):
         for policy in policies:
@@ -129,7 +131,7 @@ def test_rendering_continued_from_earlier_requests_equals_rendering_from_scratch
                 continue
             thinking = "high" if k % 4 else "off"
             fresh = render_blocks(ctx, provider, "claude-sonnet-4-5", MessageMeter(CLAUDE), thinking)
-            assert render_blocks(ctx, provider, "claude-sonnet-4-5", meter, thinking, cache=cache) == fresh
+            assert cache(ctx, provider, "claude-sonnet-4-5", meter, thinking) == fresh
 
 
 def test_default_breakpoints_are_where_an_agent_puts_them():

@@ -9,7 +9,7 @@ circle to a reader) is parsed with :mod:`ast`, and the rules of ``ctxlab/README.
   io and fast sit beside each other and never import each other; exercises sit beside widgets;
 * inside the book, a module imports only modules of earlier chapters (the list below is the
   reading order, and ``ctxlab/README.md`` lists the same modules in the same order);
-* no circle anywhere, no function-local import of ctxlab in the book, no private name
+* no circle anywhere, no function-local import of ctxlab (but the doctor's), no private name
   (``_x``) imported from another module;
 * a book module holds at most 300 lines, a widget module at most 350, and no line of the book is
   longer than the line length ``pyproject.toml`` sets.
@@ -29,8 +29,8 @@ PACKAGE = REPO / "ctxlab"
 
 # The book, in reading order (chapter order). A module may import only modules before it.
 BOOK = ("messages", "tokens", "estimators", "interactions", "context", "views", "render", "cache", "cache_anthropic",
-        "cache_openai", "ledger", "strategies", "checks", "pruning", "paging", "summary", "summary_strategy",
-        "compaction", "pipeline", "facts", "replay", "loop")
+        "cache_openai", "ledger", "strategies", "checks", "pruning", "pruning_strategy", "paging", "summary",
+        "summary_strategy", "compaction", "pipeline", "facts", "replay", "loop")
 
 # Layer ranks: an import must go to a lower rank, or stay inside its own layer. io and fast share a
 # rank but are different layers, so neither may import the other.
@@ -176,10 +176,11 @@ def test_no_lazy_import_in_the_book():
         + "\n".join(lazy)
 
 
-def test_lazy_imports_only_in_the_cli():
-    """Outside the CLI (which loads a reader only when a file is read, so ``--help`` starts fast), a
-    function-local import of ctxlab is a circle being dodged."""
-    lazy = [f"{m}:{line} -> {target}" for m in MODULES if layer(m) not in ("cli", "front")
+def test_no_lazy_import_but_the_doctors():
+    """A function-local import of ctxlab is a circle being dodged, with one exception: ``doctor`` imports
+    ctxlab inside a ``try`` on purpose, to report a broken install instead of crashing on it. (The CLI's
+    other commands import at the top: measured, ``python -m ctxlab --help`` takes 0.27 s either way.)"""
+    lazy = [f"{m}:{line} -> {target}" for m in MODULES if m != "ctxlab.cli.doctor"
             for line, target, _, local in imports(m) if local]
     assert not lazy, "function-local ctxlab imports:\n" + "\n".join(lazy)
 

@@ -9,8 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from ctxlab.tables import prices
-from ctxlab.ledger import Ledger, LedgerRow, from_outcome, make_row, recorded_ledger, row_from_outcome
+from ctxlab.ledger import Ledger, LedgerRow, from_outcome, make_row, recorded_ledger
 from ctxlab.messages import Conversation, Message, TextPart, Usage, user
+from ctxlab.widgets import ledger_figure
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/transcripts"
 PI_FILE = SHARED / "pi-mono/before-compaction.jsonl"
@@ -162,10 +163,22 @@ def test_from_outcome_duck_typed_with_overflow():
     big = SimpleNamespace(cache_read_tokens=0, cache_write_tokens=0, uncached_input_tokens=210_000, reason="")
     over = from_outcome(big, output_tokens=0, model=OPUS, provider="anthropic", window_tokens=200_000)
     assert over.overflow and "overflow: 210,000 > window 200,000" in over.note
-    assert row_from_outcome is from_outcome
-    flagged = row_from_outcome(big, output_tokens=0, model=OPUS, provider="anthropic", overflow=True,
-                               note="prefix read up to breakpoint; x")
+    flagged = from_outcome(big, output_tokens=0, model=OPUS, provider="anthropic", overflow=True,
+                           note="prefix read up to breakpoint; x")
     assert flagged.overflow and flagged.note.count("overflow") == 1
+
+
+def test_a_row_says_its_kind_in_a_typed_field():
+    """``kind`` tells a recorded call from a strategy's side call without reading the note."""
+    outcome = SimpleNamespace(cache_read_tokens=0, cache_write_tokens=0, uncached_input_tokens=900, reason="")
+    main = from_outcome(outcome, output_tokens=10, model=OPUS, provider="anthropic")
+    side = from_outcome(outcome, output_tokens=10, model=OPUS, provider="anthropic", kind="summary",
+                        note="summary call: 3 dropped messages, fresh")
+    assert (main.kind, side.kind) == ("main", "summary")
+    assert side.note == "summary call: 3 dropped messages, fresh"  # the note stays as people read it
+    assert make_row(thread="main", call=1, uncached_input_tokens=1, cache_read_tokens=0, cache_write_tokens=0,
+                    output_tokens=0, kind="summary").kind == "summary"
+    assert {r.kind for r in recorded_ledger(_conv(_reply("a1", Usage()), _reply("a2", None))).rows} == {"main"}
 
 
 def test_reason_not_repeated_when_already_in_the_note():
@@ -189,7 +202,7 @@ def _sample() -> Ledger:
 
 def test_figure_trace_data_equals_the_rows():
     ledger = _sample()
-    fig = ledger.figure()
+    fig = ledger_figure(ledger)
     by_name = {t.name.split(" (")[0]: t for t in fig.data}
     assert [list(by_name[n].y) for n in ("cache read", "cache write", "uncached input")] == [
         [r.cache_read_tokens for r in ledger.rows], [r.cache_write_tokens for r in ledger.rows],
@@ -203,6 +216,14 @@ def test_figure_trace_data_equals_the_rows():
     assert "1 unpriced" in [t.name for t in fig.data if t.name.startswith("cumulative")][0]
     template = fig.layout.template.to_plotly_json()
     assert template["layout"]["font"]["family"].startswith("Helvetica")  # ours, not plotly's default
+    assert fig.layout.title.text == ledger.title and ledger_figure(ledger, "t").layout.title.text == "t"
+
+
+def test_the_ledger_is_data_and_its_figure_is_drawn_by_the_widgets():
+    """A core data type does not know its plotly figure: text and HTML tables only (chapter 04)."""
+    assert not hasattr(Ledger, "figure")
+    ledger = _sample()
+    assert "<table>" in ledger._repr_html_() and str(ledger).startswith(ledger.title)
 
 
 def test_text_table_contains_every_call():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ctxlab.interactions import find_orphans
-from ctxlab.loop import ContextManager, neutral_usage
+from ctxlab.loop import AgentLoop, neutral_usage
 from ctxlab.messages import ToolSpec
 from ctxlab.io.session import Session
 
@@ -23,7 +23,7 @@ def fake_model(body: dict, step: int) -> dict:
 
 def run_loop(tmp_path, strategy, model="claude-sonnet-4-5"):
     session = Session.create(tmp_path / "run.jsonl", system=["You are a coding agent."], tools=TOOLS, model=model)
-    manager = ContextManager(session, strategy, model=model)
+    manager = AgentLoop(session, strategy, model=model)
     manager.add_user("Read every module and summarise. Never edit files.")
     requests = []
     for step in range(50):
@@ -55,8 +55,8 @@ def test_small_window_compacts_and_the_session_file_only_grows(tmp_path):
     from ctxlab.tables.profiles import profile_for, with_window
 
     session = Session.create(tmp_path / "run.jsonl", system=["You are a coding agent."], tools=TOOLS)
-    manager = ContextManager(session, CompactionStrategy(), model="claude-sonnet-4-5",
-                             profile=with_window(profile_for("claude-sonnet-4-5"), 12_000))
+    manager = AgentLoop(session, CompactionStrategy(), model="claude-sonnet-4-5",
+                        profile=with_window(profile_for("claude-sonnet-4-5"), 12_000))
     manager.add_user("Read every module. Never edit files.")
     sizes = []
     for step in range(14):

@@ -14,19 +14,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.io.codec import message_from_dict
 from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.io.formats import load
 from ctxlab.messages import Conversation, Entry, ImagePart, Message, TextPart, ToolSpec, assistant, tool_result, user
-from ctxlab.paging import (DEFAULT_ACTIONS, DEFAULT_TOOL_KINDS, READ_PAGE_TOOL, REASONS, PagedStrategy, PageError,
-                           PageStore, PagingPolicy, anthropic_tool_schema, check_handle, execute_read_page,
-                           openai_tool_schema, page_lines, page_message)
+from ctxlab.io.page_store import PageStore, anthropic_tool_schema, execute_read_page, openai_tool_schema, read_page
+from ctxlab.paging import (DEFAULT_ACTIONS, DEFAULT_TOOL_KINDS, READ_PAGE_TOOL, REASONS, MemoryPages, PagedStrategy,
+                           PageError, PagingPolicy, check_handle, page_handle, page_lines, page_message)
 from ctxlab.tables.profiles import profile_for
 from ctxlab.pruning import ArrivalCap, text_tokens
 from ctxlab.render import to_anthropic_body, to_openai_body
 from ctxlab.replay import replay
-from ctxlab.strategies import Call, substituted
-from ctxlab.tokens import CharsPerTokenCounter, MessageMeter, get_counter
+from ctxlab.strategies import Call
+from ctxlab.views import substituted
+from ctxlab.estimators import get_counter
+from ctxlab.tokens import CharsPerTokenCounter, MessageMeter
+from ctxlab.fast import FAST
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_session.jsonl"
 O200K = get_counter("o200k_base")
@@ -222,6 +224,30 @@ def test_same_content_same_handle_and_line_n_reads_back_line_n(tmp_path, kind):
         assert sorted(p.name for p in store.root.iterdir()) == sorted(f"{h}.txt" for h in (handle, sha16("other")))
 
 
+def test_the_book_store_and_the_disk_store_answer_alike(tmp_path):
+    """paging.MemoryPages (the book's default store) and io.page_store.PageStore (files) are both Pages:
+    the same handle for the same text, the same errors, and read_page reads either."""
+    memory, disk = MemoryPages(), PageStore(tmp_path / "pages")
+    text = DOC + "\ud800 a lone surrogate, as a transcript's JSON may hold"
+    assert memory.put(text) == disk.put(text) == page_handle(text) == \
+        hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    first_tokens = read_page(memory, page_handle(text), tokens=(1, 5), counter=O200K)
+    assert DOC.startswith(first_tokens) and O200K.count(first_tokens) == 5
+    for store in (memory, disk, PageStore.in_memory()):
+        handle = store.put(text)
+        assert store.get(handle) == text
+        assert read_page(store, handle, lines=(42, 42)) == page_lines(DOC)[41]
+        assert read_page(store, handle, tokens=(1, 5), counter=O200K) == first_tokens
+        for bad, match in (("../etc/passwd", "Not a page handle"), (5, "not int"), ("0" * 16, "No page")):
+            with pytest.raises(PageError, match=match):
+                store.get(bad)  # type: ignore[arg-type]
+    assert repr(memory) == "<MemoryPages: 1 page(s)>" and repr(PageStore.in_memory()) == "PageStore.in_memory()"
+    assert isinstance(PagedStrategy().store, MemoryPages)  # a replay writes no file unless given a PageStore
+    memory.pages[sha16("a")] = "b"  # a planted collision is reported, not overwritten
+    with pytest.raises(PageError, match="different content"):
+        memory.put("a")
+
+
 def test_writing_the_same_content_twice_is_a_no_op(tmp_path):
     store = PageStore(tmp_path)
     handle = store.put(DOC)
@@ -363,7 +389,7 @@ def test_page_message_stores_whole_and_shows_head_notice_tail():
     assert entry.kind == "paged_result" and entry.id == "page:t7"
     assert {k: v for k, v in entry.data.items() if k != "replacement"} == {
         "handle": handle, "message_id": "t7", "tool_call_id": "c7", "lines": 304, "tokens": O200K.count(DOC)}
-    assert message_from_dict(entry.data["replacement"]) == shown  # what the context shows from now on
+    assert entry.data["replacement"] == shown  # what the context shows from now on (a Message)
     assert replace(shown, parts=msg.parts) == msg and shown.parts[1] == msg.parts[1]
     text = shown.parts[0].text
     head, rest = text.split("\n[... page ", 1)
@@ -499,7 +525,7 @@ def test_base64_result_is_paged_on_arrival_and_readable(checked):
 
 def test_a_resumed_session_shows_the_same_bytes_and_adds_no_entries():
     """The entries carry what the context shows: a fresh strategy on the session (or
-    ``strategies.substituted``) shows the same message, and adds no second entry."""
+    ``views.substituted``) shows the same message, and adds no second entry."""
     t = tool_result("c1", words(6_000), "t1", name="read_file")
     items = (user("go", "u1"), assistant("", "a1", calls=(("c1", "read_file", {"p": 1}),)), t)
     conv = Conversation("s", items, model="gpt-4o", provider="openai")
@@ -529,7 +555,7 @@ def test_conflicting_read_page_tool_is_refused():
 def test_replay_shared_transcripts_paged(shared_transcripts, name, window, checked):
     path = sorted(shared_transcripts.glob(name))[0]
     conv = load(path).conversation()
-    result = replay(conv, PagedStrategy(), window=window, check=True)
+    result = replay(conv, PagedStrategy(), window=window, check=True, speedup=FAST)  # plain alike: test_fast.py
     assert result.records and [v for r in result.records for v in r.violations] == []
     for thread in conv.threads():
         records = [r for r in result.records if r.call.thread == thread]

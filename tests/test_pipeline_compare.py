@@ -10,7 +10,7 @@ import pytest
 
 from ctxlab.cli.main import main
 from ctxlab.lab.compare import STRATEGIES, compare, format_rows, strategies_for
-from ctxlab.facts import load_facts
+from ctxlab.io.checklist import load_facts
 from ctxlab.io.formats import load
 from ctxlab.messages import Entry
 from ctxlab.pipeline import PipelineStrategy

@@ -42,7 +42,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxlab.checks import UNBUDGETED, check_context
+from ctxlab.checks import check_context
 from ctxlab.io.codec import item_to_dict
 from ctxlab.compaction import CompactionPolicy, CompactionStrategy
 from ctxlab.context import BudgetPolicy, build_context
@@ -53,11 +53,13 @@ from ctxlab.paging import READ_PAGE_TOOL, PagingPolicy
 from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.pruning import DEFAULT_MARKER, ArrivalCap, text_tokens
 from ctxlab.render import to_anthropic_body, to_openai_body
-from ctxlab.replay import model_calls, replay
+from ctxlab.replay import STRATEGY_NAMES, get_strategy, replay
 from ctxlab.io.session import Session
-from ctxlab.strategies import STRATEGY_NAMES, SUMMARY_PREFIX, compacted_view, get_strategy, whole_context
-from ctxlab.summary import PLACEMENTS, Summary
+from ctxlab.strategies import model_calls, whole_context
+from ctxlab.summary import Summary
+from ctxlab.summary_strategy import PLACEMENTS
 from ctxlab.tokens import MessageMeter, infer_static_head
+from ctxlab.views import SUMMARY_PREFIX, compacted_view
 
 from session_gen import LOG_LINES, TOOLS, outline, sessions, write_session
 
@@ -156,7 +158,7 @@ def property_tmp(tmp_path_factory, request):
 
 def budget_of(strategy, profile) -> int:
     """The budget ``strategy`` promises to stay within (tokens); the window for full and recorded."""
-    if strategy.name in UNBUDGETED:
+    if not strategy.budgeted:
         return profile.context_window
     policy = getattr(strategy, "policy", None)
     if isinstance(policy, BudgetPolicy):
@@ -206,6 +208,7 @@ class Watched:
 
     def __init__(self, inner) -> None:
         self.inner, self.name, self.calls = inner, inner.name, []
+        self.budgeted, self.added_tools = inner.budgeted, inner.added_tools  # what the checks hold it to
 
     def decide(self, history, call, profile, meter):
         self.calls.append([history, call, profile, meter, None])
@@ -326,7 +329,7 @@ def check_call(stats: CaseStats, strategy, history, call, profile, meter, decisi
     violations = [v for v in record.violations if not (estimating and v.rule == "budget")]
     assert not violations, f"call {call.index}: {'; '.join(map(str, violations))}"
     budget = budget_of(strategy, profile)
-    if strategy.name not in UNBUDGETED:
+    if strategy.budgeted:
         assert ctx.budget_tokens == budget, "the context states another budget than the strategy's"
     assert decision.overflow == (ctx.total_tokens > window), "the overflow flag must say whether it exceeds the window"
     stats.calls += 1
@@ -347,7 +350,7 @@ def exact_total(ctx, profile) -> int:
 def check_refusal(stats: CaseStats, watched: Watched, err: BudgetError) -> None:
     strategy = watched.inner
     history, call, profile, meter, _ = watched.calls[-1]
-    assert strategy.name not in UNBUDGETED, f"{strategy.name} promises no budget, yet raised: {err}"
+    assert strategy.budgeted, f"{strategy.name} promises no budget, yet raised: {err}"
     text = str(err)
     assert err.needed > err.budget, f"a BudgetError must need more than the budget: {text}"
     assert f"{err.budget:,}" in text and f"{err.needed:,}" in text, f"the message must name its numbers: {text}"
@@ -472,7 +475,7 @@ def test_compaction_summarises_an_overflowing_summary_again():
     decision = get_strategy("compaction").decide(history, call, profile, meter)
     assert decision.context.total_tokens <= profile.budget_tokens()
     assert any("summarised again" in n for n in decision.notes)
-    assert check_context(decision.context, history, "compaction") == []
+    assert check_context(decision.context, history, get_strategy("compaction")) == []
 
 
 def test_budgeted_summary_without_room_for_its_opening_line_sends_no_summary():
@@ -487,7 +490,7 @@ def test_budgeted_summary_without_room_for_its_opening_line_sends_no_summary():
         strategy = get_strategy("budgeted+summary", policy=BudgetPolicy(budget_tokens=least.total_tokens + spare))
         decision = strategy.decide(history, call, profile, meter)
         assert decision.context.total_tokens <= least.total_tokens + spare
-        assert check_context(decision.context, history, "budgeted+summary") == []
+        assert check_context(decision.context, history, strategy) == []
 
 
 def test_a_budget_error_names_what_it_needs_in_all():

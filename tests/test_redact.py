@@ -18,7 +18,8 @@ from ctxlab.io.formats import load
 from ctxlab.tables.profiles import profile_for
 from ctxlab.base.redact import MASK, find_keys, redact
 from ctxlab.render import to_anthropic_body
-from ctxlab.tokens import MessageMeter, get_counter
+from ctxlab.estimators import get_counter
+from ctxlab.tokens import MessageMeter
 from ctxlab.lab.workbook import text_table
 
 REPO = Path(__file__).resolve().parents[1]
@@ -153,11 +154,11 @@ def test_workbook_tables_mask_keys_and_leave_numbers_alone() -> None:
 
 def test_widget_previews_mask_keys() -> None:
     from ctxlab.messages import tool_result, user
-    from ctxlab.widgets.ch02_session import _label
+    from ctxlab.lab.ch02_session import item_label
     from ctxlab.widgets.ch05_pruning import PruneWidget
 
     key = FAKE_KEYS["github classic"][0]
-    assert key not in _label(user(f"token {key}", "m1"), width=200)
+    assert key not in item_label(user(f"token {key}", "m1"), width=200)
     log = "\n".join([f"export GITHUB_TOKEN={key}"] + [f"line {i}" for i in range(400)] + [f"done {key}"])
     w = PruneWidget(tool_result("c1", log, "t1", name="bash"), head=50, tail=50)
     shown = w.pruned_view.value + w.paged_view.value + w.line_view.value

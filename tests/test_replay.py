@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ctxlab.messages import Conversation, Entry, ToolSpec, Usage, assistant, tool_result, user
-from ctxlab.replay import model_calls, parse_time, replay
-from ctxlab.strategies import STRATEGY_NAMES, get_strategy
+from ctxlab.messages import Conversation, Entry, ToolSpec, Usage, assistant, parse_time, tool_result, user
+from ctxlab.replay import STRATEGY_NAMES, get_strategy, replay
+from ctxlab.strategies import model_calls
+from ctxlab.fast import FAST
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "sample_session.jsonl"
 
@@ -39,6 +40,8 @@ def agent_session(rounds=12, result_chars=3000, gap_min=0.5):
 def test_parse_time():
     assert parse_time("2025-12-08T22:41:05.306Z") == pytest.approx(1765233665.306)
     assert parse_time(None) is None and parse_time("yesterday") is None
+    # one instant, whatever the offset; a stamp without one is UTC (as the price table reads it), not local time
+    assert parse_time("2025-12-09T06:41:05.306+08:00") == parse_time("2025-12-08T22:41:05.306") == 1765233665.306
 
 
 def test_model_calls_follow_model_and_thinking_entries():
@@ -137,7 +140,7 @@ def test_replay_shared_pi_under_each_strategy(shared_transcripts):
     from ctxlab.io.formats import load
     c = load(shared_transcripts / "pi-mono" / "before-compaction.jsonl").conversation()
     for name in ("budgeted", "recorded"):
-        result = replay(c, name)
+        result = replay(c, name, speedup=FAST)  # the plain path on every shared file: tests/test_fast.py
         assert len(result.ledger.rows) == len(model_calls(c))
         for rec in result.records:
             assert rec.outcome.total_input_tokens == rec.request.total_tokens

@@ -23,6 +23,7 @@ from ctxlab.messages import (  # noqa: E402
     Transcript, Usage, assistant, tool_result, user,
 )
 from ctxlab.io.session import Session  # noqa: E402
+from ctxlab.io.session_file import new_header  # noqa: E402
 
 TOOLS = (ToolSpec("bash", "Run a shell command.", {"type": "object", "properties": {"cmd": {"type": "string"}},
                                                     "required": ["cmd"]}),)
@@ -223,7 +224,7 @@ def test_dangling_parent_raises(tmp_path: Path) -> None:
 
 def test_cycle_raises(tmp_path: Path) -> None:
     f = tmp_path / "s.jsonl"
-    header = Session._header("c", (), (), None, None, None, None)
+    header = new_header("c", (), (), None, None, None, None)
     rec = lambda i, p: {"type": "message", "id": i, "parent": p, "role": "user",  # noqa: E731
                         "parts": [{"type": "text", "text": i}]}
     f.write_text("\n".join(codec.dumps(x) for x in (header, rec("a", "b"), rec("b", "a"))) + "\n")
@@ -327,6 +328,23 @@ def test_message_round_trip(m: Message) -> None:
 def test_entry_round_trip(e: Entry) -> None:
     assert codec.entry_from_dict(through_json(codec.entry_to_dict(e))) == e
     assert codec.item_from_dict(through_json(codec.item_to_dict(e))) == e
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages, st.sampled_from(["paged_result", "pruned_result"]))
+def test_a_replacement_is_a_message_in_memory_and_its_dict_in_a_file(m: Message, kind: str) -> None:
+    """The codec alone converts a replaced result's Message: the file holds exactly message_to_dict's form."""
+    e = Entry(kind, "r1", {"message_id": m.id, "replacement": m, "reason": "x"})
+    d = codec.entry_to_dict(e)
+    assert d["data"] == {"message_id": m.id, "replacement": codec.message_to_dict(m), "reason": "x"}
+    assert e.data["replacement"] is m  # writing leaves the entry as it was
+    back = codec.item_from_dict(through_json(codec.item_to_dict(e)))
+    assert back == e and isinstance(back.data["replacement"], Message)
+
+
+def test_a_replacement_that_is_not_a_message_object_is_refused() -> None:
+    with pytest.raises(ValueError, match="'replacement' must be a message object"):
+        codec.entry_from_dict({"kind": "paged_result", "id": "p", "data": {"message_id": "t", "replacement": "x"}})
 
 
 @settings(max_examples=100, deadline=None)

@@ -17,9 +17,11 @@ from ctxlab.messages import Conversation, assistant, tool_result, user
 from ctxlab.tables.profiles import profile_for
 from ctxlab.replay import replay
 from ctxlab.strategies import SideCall
-from ctxlab.summary import (DEFAULT_PROMPT, DROP_ORDER, PLACEMENTS, SECTIONS, SUMMARY_MARKER,
-                            BudgetedSummaryStrategy, LLMSummarizer, RuleBasedSummarizer, placement_experiment,
-                            render_transcript, summary_call)
+from ctxlab.lab.placement import placement_experiment
+from ctxlab.summary import DROP_ORDER, SECTIONS, RuleBasedSummarizer
+from ctxlab.summary_strategy import (DEFAULT_PROMPT, PLACEMENTS, BudgetedSummaryStrategy, LLMSummarizer,
+                                     render_transcript, summary_call)
+from ctxlab.views import SUMMARY_MARKER
 from ctxlab.tokens import MessageMeter, TiktokenCounter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +111,7 @@ def test_live_page_handles_are_kept() -> None:
 
 def test_handles_from_paging_notices() -> None:
     paging = pytest.importorskip("ctxlab.paging")
-    store = paging.PageStore.in_memory()
+    store = paging.MemoryPages()
     big = tool_result("c1", "\n".join(f"line {i}: value {i * i}" for i in range(400)), "t1", name="read_file")
     shown, entry = paging.page_message(big, store, head_tokens=50, tail_tokens=50, counter=COUNTER)
     msgs = [user("read it", "u1"), assistant("", "a1", calls=(("c1", "read_file", {"path": "data.txt"}),)), shown]
@@ -255,17 +257,17 @@ def test_budgeted_summary_on_the_sample(sample: Conversation, placement: str) ->
         assert meter.text(text) <= 0.2 * ctx.budget_tokens  # within 20% of the budget
         assert [s.kind for s in decision.side_calls] == ["summary"]
     assert len(summarised) > 10
-    side_rows = {r.call for r in result.ledger.rows if r.note.startswith("summary call")}
+    side_rows = {r.call for r in result.ledger.rows if r.kind == "summary"}
     assert side_rows == summarised  # a summary row exactly where the budget truncates
 
 
 def test_regenerating_only_on_change_makes_fewer_summary_calls(sample: Conversation) -> None:
     every = replay(sample, BudgetedSummaryStrategy(placement="system_block"), window=30_000)
     change = replay(sample, BudgetedSummaryStrategy(placement="system_block", regenerate="on_change"), window=30_000)
-    count = lambda r: sum(1 for row in r.ledger.rows if row.note.startswith("summary call"))  # noqa: E731
+    count = lambda r: sum(1 for row in r.ledger.rows if row.kind == "summary")  # noqa: E731
     assert count(every) == 47 and count(change) == 3  # measured: 47 truncating calls, 3 changes of what is dropped
     main = lambda r: [(row.call, row.total_input_tokens) for row in r.ledger.rows  # noqa: E731
-                      if not row.note.startswith("summary call")]
+                      if row.kind == "main"]
     assert main(every) == main(change)  # the same contexts; only the summary calls differ
 
 

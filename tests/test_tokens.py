@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from ctxlab.tables._offline_encodings import get_encoding
 from ctxlab.messages import Conversation, ImagePart, Message, TextPart, ThinkingPart, ToolSpec, Usage, user
 from ctxlab.tables.profiles import profile_for
-from ctxlab.tokens import (CharsPerTokenCounter, MessageMeter, TiktokenCounter, compare_estimates, get_counter,
-                           image_tokens, infer_static_head, tools_tokens)
+from ctxlab.estimators import compare_estimates, get_counter
+from ctxlab.tokens import CharsPerTokenCounter, MessageMeter, TiktokenCounter, image_tokens, infer_static_head, tools_tokens
 
 GPT = profile_for("gpt-4o")
 CLAUDE = profile_for("claude-sonnet-4-5")

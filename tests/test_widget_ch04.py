@@ -1,5 +1,6 @@
-"""Chapter 04's helpers and widget: the texts' three calls, the coffee break, the pi bill, the collapse,
-and the ledger widget driven by setting its controls (on the bundled sample)."""
+"""Chapter 04's measurements (``ctxlab.lab.ch04_ledger``, ``ch04_collapse``, ``ch04_replays``) and widget: the
+texts' three calls, the coffee break, the pi bill, the collapse, and the ledger widget driven by setting its controls
+(on the bundled sample)."""
 
 from __future__ import annotations
 
@@ -12,26 +13,27 @@ from pathlib import Path
 import pytest
 
 from ctxlab.base.errors import CtxlabError
-from ctxlab.ledger import Ledger, make_row
-from ctxlab.replay import model_calls, parse_time, replay
+from ctxlab.lab.ch04_collapse import collapse
+from ctxlab.lab.ch04_ledger import (
+    bill_ledger,
+    cache_saving,
+    example_calls,
+    miss_rows,
+    read_fidelity_table,
+    with_pause,
+)
+from ctxlab.lab.ch04_replays import call_rows, notable_calls
+from ctxlab.lab.data import FIDELITY_TABLE
 from ctxlab.lab.workbook import PI_BILL, SAMPLE_SESSION, load_workbook_conversation
+from ctxlab.ledger import Ledger, make_row
+from ctxlab.messages import parse_time
+from ctxlab.replay import replay
+from ctxlab.strategies import model_calls
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 
-from ctxlab.widgets.ch04_ledger import (  # noqa: E402
-    FIDELITY_TABLE,
-    LedgerWidget,
-    bill_ledger,
-    cache_saving,
-    call_rows,
-    collapse,
-    example_calls,
-    miss_rows,
-    notable_calls,
-    read_fidelity_table,
-    with_pause,
-)
+from ctxlab.widgets.ch04_ledger import LedgerWidget  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 needs_sample = pytest.mark.skipif(not SAMPLE_SESSION.exists(), reason="data/sample_session.jsonl not generated yet")

@@ -16,11 +16,19 @@ import pytest
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
-from ctxlab.paging import PageStore, page_lines
+from ctxlab.io.page_store import PageStore
+from ctxlab.paging import page_lines
 from ctxlab.replay import replay
-from ctxlab.summary import LLMSummarizer, placement_experiment
+from ctxlab.lab.placement import placement_experiment
+from ctxlab.summary_strategy import BudgetedSummaryStrategy, LLMSummarizer
 from ctxlab.tokens import TiktokenCounter
 from ctxlab.lab.workbook import SAMPLE_FACTS, SAMPLE_SESSION
+from ctxlab.lab import ch05_caps as caps05
+from ctxlab.lab import ch05_paging as paging05
+from ctxlab.lab import ch05_pruning as lab05
+from ctxlab.lab import ch06_placement as placement06
+from ctxlab.lab import ch06_regeneration as regen06
+from ctxlab.lab import ch06_summaries as lab06
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
@@ -63,45 +71,45 @@ def synthetic(turns: int = 12, log_lines: int = 400) -> Conversation:
 
 @pytest.fixture(scope="module")
 def ci_log(sample: Conversation):
-    return ch05.largest_tool_result(sample, O200K)
+    return lab05.largest_tool_result(sample, O200K)
 
 
 # ==== chapter 05 =========================================================================================
 
 def test_the_largest_and_the_chinese_tool_results():
     conv = synthetic()
-    assert ch05.largest_tool_result(conv, O200K).id == "t1"
-    assert ch05.chinese_tool_result(conv) is None
-    assert ch05.largest_tool_result(Conversation("empty", (user("hi", "u1"),))) is None
+    assert lab05.largest_tool_result(conv, O200K).id == "t1"
+    assert lab05.chinese_tool_result(conv) is None
+    assert lab05.largest_tool_result(Conversation("empty", (user("hi", "u1"),))) is None
 
 
 @needs_sample
 def test_the_sample_gives_the_ci_log_the_chinese_readme_and_line_536(sample, ci_log):
     assert (ci_log.id, ci_log.tool_name, len(ci_log.text)) == ("m069", "bash", 50_852)
-    assert ch05.chinese_tool_result(sample).id == "m014"
-    facts, path = ch05.checklist_for(sample)
+    assert lab05.chinese_tool_result(sample).id == "m014"
+    facts, path = lab05.checklist_for(sample)
     assert path == SAMPLE_FACTS and len(facts) == 22
-    assert ch05.cited_line(sample, ci_log, [f.text for f in facts]) == 536  # f12: logs/ci-2025-10-14.log:536
-    assert ch05.cited_line(sample, ci_log, ["no citation here"]) is None
+    assert paging05.cited_line(sample, ci_log, [f.text for f in facts]) == 536  # f12: logs/ci-2025-10-14.log:536
+    assert paging05.cited_line(sample, ci_log, ["no citation here"]) is None
 
 
 @pytest.mark.parametrize("head,tail", [(0, 50), (50, 0), (100, 100), (300, 40), (1_000, 1_000)])
 def test_prune_view_keeps_a_prefix_and_a_suffix_within_the_budget(head, tail):
     text = _log(400)
-    v = ch05.prune_view(text, head, tail, O200K)
+    v = lab05.prune_view(text, head, tail, O200K)
     assert not v.error and v.within_budget and O200K.count(v.text) == v.total_tokens <= v.budget
-    assert v.budget == head + tail + ch05.marker_tokens(O200K.count(text), O200K)
+    assert v.budget == head + tail + lab05.marker_tokens(O200K.count(text), O200K)
     assert text.startswith(v.head) and text.endswith(v.tail) and v.text == v.head + v.marker + v.tail
     assert v.head_tokens <= head and v.tail_tokens <= tail and v.head_tokens >= head - 1 and v.tail_tokens >= tail - 1
     lines = page_lines(text)
-    whole = [k for k in range(1, len(lines) + 1) if ch05.line_kept(text, v, k)]
+    whole = [k for k in range(1, len(lines) + 1) if lab05.line_kept(text, v, k)]
     assert len(whole) == v.lines_whole and all(lines[k - 1] in v.text for k in whole)
 
 
 def test_prune_view_of_a_small_text_or_a_zero_budget():
-    whole = ch05.prune_view("short text", 100, 100, O200K)
+    whole = lab05.prune_view("short text", 100, 100, O200K)
     assert whole.text == "short text" and whole.omitted_tokens == 0 and whole.lines_whole == 1
-    broken = ch05.prune_view(_log(100), 0, 0, O200K)
+    broken = lab05.prune_view(_log(100), 0, 0, O200K)
     assert broken.error and "at least" in broken.error and broken.text == ""
 
 
@@ -130,7 +138,7 @@ def test_read_page_gives_back_exactly_line_n_of_the_original():
         w.line.value = n
         s = w.state
         assert s.original_line == lines[n - 1] and s.read_back == lines[n - 1] and s.read_back_exact
-        assert s.line_in_pruned == ch05.line_kept(msg.text, s.view, n)
+        assert s.line_in_pruned == lab05.line_kept(msg.text, s.view, n)
     w.line.value = len(lines) // 2 + 1  # the failure, in the omitted middle
     assert not w.state.line_in_pruned and "E1234" in w.state.read_back and "gone for good" in w.line_view.value
     w.line.value = 1
@@ -140,9 +148,9 @@ def test_read_page_gives_back_exactly_line_n_of_the_original():
 
 def test_evidence_line_prefers_a_lost_line_with_a_checklist_fact_then_an_error():
     text = _log(400)
-    v = ch05.prune_view(text, 100, 100, O200K)
-    assert ch05.evidence_line(text, v, ["test_case_250 "]) == 250
-    assert "E1234" in page_lines(text)[ch05.evidence_line(text, v) - 1]
+    v = lab05.prune_view(text, 100, 100, O200K)
+    assert lab05.evidence_line(text, v, ["test_case_250 "]) == 250
+    assert "E1234" in page_lines(text)[lab05.evidence_line(text, v) - 1]
 
 
 @needs_sample
@@ -153,9 +161,9 @@ def test_the_ci_log_line_536_is_lost_to_pruning_and_read_back_from_the_page(ci_l
     assert not s.line_in_pruned and s.read_back_exact and "E1234" in s.read_back
     assert s.hidden_lines == "37-610"
     for budget in (500, 1_000, 2_000, 4_000):  # the myth box: the codes survive in the tail, the line does not
-        v = ch05.prune_view(ci_log.text, budget // 2, budget // 2)
+        v = lab05.prune_view(ci_log.text, budget // 2, budget // 2)
         assert "E1234" in v.text and "tests/test_orders.py::test_refund_rounding" in v.text
-        assert not ch05.line_kept(ci_log.text, v, 536)
+        assert not lab05.line_kept(ci_log.text, v, 536)
 
 
 @needs_sample
@@ -167,13 +175,13 @@ def test_paging_the_pruned_text_cannot_bring_the_middle_back(ci_log):
     _, whole = page_message(ci_log, store, head_tokens=1_000, tail_tokens=500, counter=O200K)
     _, late = page_message(prune_message(ci_log, 4_000, O200K), store, head_tokens=1_000, tail_tokens=500,
                            counter=O200K)
-    assert ch05.read_line(store, whole.data["handle"], 536) == page_lines(ci_log.text)[535]
-    assert late.data["lines"] < 536 and ch05.read_line(store, late.data["handle"], 536).startswith("error:")
+    assert paging05.read_line(store, whole.data["handle"], 536) == page_lines(ci_log.text)[535]
+    assert late.data["lines"] < 536 and paging05.read_line(store, late.data["handle"], 536).startswith("error:")
 
 
 @needs_sample
 def test_mechanism_rows_measure_what_is_kept_and_what_is_readable(ci_log):
-    asis, pruned, paged = ch05.mechanism_rows(ci_log)
+    asis, pruned, paged = paging05.mechanism_rows(ci_log)
     assert asis.context_tokens == asis.original_tokens == 19_129 and asis.context_bytes == 50_852
     assert not pruned.recoverable and pruned.stored_bytes == 0 and pruned.context_tokens <= 4_000
     assert pruned.lines_readable == 142 < pruned.lines == 636
@@ -185,53 +193,53 @@ def test_mechanism_rows_measure_what_is_kept_and_what_is_readable(ci_log):
 
 def test_mechanism_rows_of_a_result_under_the_cap_lose_nothing():
     small = synthetic(log_lines=20).messages[2]
-    asis, pruned, paged = ch05.mechanism_rows(small)
+    asis, pruned, paged = paging05.mechanism_rows(small)
     assert pruned.recoverable and pruned.context_tokens == asis.context_tokens and pruned.as_row()[2] == "yes, in view"
 
 
 @needs_sample
 def test_policy_rows_follow_the_paging_policy(sample):
-    rows = {r[0]: r for r in ch05.policy_rows(sample)}
+    rows = {r[0]: r for r in paging05.policy_rows(sample)}
     assert rows["bash"][1:3] == ("log", "prune") and rows["bash"][4:] == (1, 19_129)
     assert rows["read_file"][1:3] == ("document", "page") and rows["read_file"][4] == 1
-    kinds = {r[0]: r for r in ch05.reason_rows()}
+    kinds = {r[0]: r for r in paging05.reason_rows()}
     assert kinds["log"][1] == "prune" and kinds["document"][1] == "page" and "ends" in kinds["log"][2]
 
 
 @needs_sample
 def test_the_chinese_readme_stays_valid_and_within_every_budget(sample):
-    text = ch05.chinese_tool_result(sample).text
-    rows = ch05.chinese_rows(text, range(5, 501, 5), O200K)
+    text = lab05.chinese_tool_result(sample).text
+    rows = lab05.chinese_rows(text, range(5, 501, 5), O200K)
     refused = [r for r in rows if r[1] == "—"]
     assert [r[0] for r in refused] == [5]  # the marker needs 9 tokens: 10 is the smallest budget
     done = [r for r in rows if r[1] != "—"]
     assert all(r[2] and r[3] and r[1] <= r[0] for r in done)
-    assert ch05.valid_utf8("上下文") and not ch05.valid_utf8("\ud800") and not ch05.valid_utf8("a\ufffdb")
+    assert lab05.valid_utf8("上下文") and not lab05.valid_utf8("\ud800") and not lab05.valid_utf8("a\ufffdb")
 
 
 # ---- the cap recomputed at every call ----
 
 def test_the_recomputed_cap_shrinks_as_the_history_grows_and_re_renders_the_result():
     conv = synthetic()
-    s = ch05.RecomputedCapStrategy(share=0.25, floor_tokens=100)
+    s = caps05.RecomputedCapStrategy(share=0.25, floor_tokens=100)
     result = replay(conv, s, window=12_000)
     assert s.caps == sorted(s.caps, reverse=True) and s.caps[0] > s.caps[-1]  # only non-tool messages are added
-    assert ch05.rerendered_calls(result)  # the log shows other bytes at later calls
-    fixed = ch05.RecomputedCapStrategy(share=0.25, floor_tokens=100, recompute=False)
+    assert caps05.rerendered_calls(result)  # the log shows other bytes at later calls
+    fixed = caps05.RecomputedCapStrategy(share=0.25, floor_tokens=100, recompute=False)
     kept = replay(conv, fixed, window=12_000)
-    assert ch05.rerendered_calls(kept) == []
+    assert caps05.rerendered_calls(kept) == []
     assert fixed.name == "same rule, fixed at arrival" and s.name == "recomputed cap"
     assert result.ledger.totals().hit_rate < kept.ledger.totals().hit_rate
-    assert ch05.cap_notes(result) == dict(zip(range(1, len(s.caps) + 1), s.caps))
+    assert caps05.cap_notes(result) == dict(zip(range(1, len(s.caps) + 1), s.caps))
     with pytest.raises(ValueError):
-        ch05.RecomputedCapStrategy(share=0)
+        caps05.RecomputedCapStrategy(share=0)
 
 
 def test_the_recomputed_cap_prunes_only_what_the_budget_can_reach():
     """Pruning newest first and stopping where the budget ends builds the same contexts as pruning all."""
     conv = synthetic(turns=20, log_lines=800)
 
-    class Everything(ch05.RecomputedCapStrategy):
+    class Everything(caps05.RecomputedCapStrategy):
         def decide(self, history, call, profile, meter):
             from dataclasses import replace as dc_replace
 
@@ -244,7 +252,7 @@ def test_the_recomputed_cap_prunes_only_what_the_budget_can_reach():
             return Decision(build_context(dc_replace(history, items=items), self.policy, profile=profile, meter=meter))
 
     for window in (6_000, 9_000, 40_000):
-        lazy = replay(conv, ch05.RecomputedCapStrategy(floor_tokens=100), window=window)
+        lazy = replay(conv, caps05.RecomputedCapStrategy(floor_tokens=100), window=window)
         full = replay(conv, Everything(floor_tokens=100), window=window)
         assert [b.digest for r in lazy.records for b in r.request.blocks] == \
             [b.digest for r in full.records for b in r.request.blocks]
@@ -252,7 +260,7 @@ def test_the_recomputed_cap_prunes_only_what_the_budget_can_reach():
 
 @needs_sample
 def test_on_the_sample_the_recomputed_cap_loses_the_cache_and_the_fixed_ones_keep_it(sample):
-    rows, results = ch05.cap_comparison(sample, window=60_000, provider="anthropic")
+    rows, results = caps05.cap_comparison(sample, window=60_000, provider="anthropic")
     by = {r.strategy: r for r in rows}
     assert list(by) == ["no cap (budgeted)", "arrival cap (4,000)", "same rule, fixed at arrival", "recomputed cap"]
     none, arrival, frozen, again = by.values()
@@ -261,12 +269,12 @@ def test_on_the_sample_the_recomputed_cap_loses_the_cache_and_the_fixed_ones_kee
     assert again.hit_rate < 0.3 < 0.85 < min(none.hit_rate, arrival.hit_rate, frozen.hit_rate)  # measured 17.6%
     assert again.cost_usd > 3 * frozen.cost_usd  # measured $7.20 against $1.48
     assert arrival.total_input_tokens < none.total_input_tokens  # the cap saves tokens over the whole run
-    d, rec, before = ch05.diff_at(results["recomputed cap"], 33)
+    d, rec, before = caps05.diff_at(results["recomputed cap"], 33)
     assert d.index is not None and d.old.message_id == "m069" and before.call.index == 32
-    d, _, _ = ch05.diff_at(results["same rule, fixed at arrival"], 33)
+    d, _, _ = caps05.diff_at(results["same rule, fixed at arrival"], 33)
     assert d.index is None  # only appended
     with pytest.raises(ValueError):
-        ch05.diff_at(results["recomputed cap"], 1)
+        caps05.diff_at(results["recomputed cap"], 1)
     fig = ch05.cap_figure(results)
     assert [t.name for t in fig.data] == list(by) and len(fig.data[0].y) == 77
 
@@ -288,23 +296,23 @@ def test_the_prune_widget_answers_every_control(ci_log):
 
 @needs_sample
 def test_the_summary_window_and_the_slider_stops(sample):
-    assert ch06.summary_window(sample) == 30_000
-    assert ch06.default_windows(sample, 30_000) == [30_000, 40_000, 50_000, 60_000, 80_000]
-    assert ch06.checklist_for(synthetic()) == ([], None)
+    assert lab06.summary_window(sample) == 30_000
+    assert lab06.default_windows(sample, 30_000) == [30_000, 40_000, 50_000, 60_000, 80_000]
+    assert lab05.checklist_for(synthetic()) == ([], None)
 
 
 def test_summary_sections_and_the_clipped_view():
     text = "## Task\n- first\n- second\n  more of it\n## Files\n- a.py\n- b.py\n- c.py\n- d.py"
-    assert ch06.summary_sections(text) == [("Task", ["first", "second / more of it"]),
-                                           ("Files", ["a.py", "b.py", "c.py", "d.py"])]
-    clipped = ch06.clipped_summary(text, per_section=2)
+    assert lab06.summary_sections(text) == [("Task", ["first", "second / more of it"]),
+                                            ("Files", ["a.py", "b.py", "c.py", "d.py"])]
+    clipped = lab06.clipped_summary(text, per_section=2)
     assert "## Files (4 items)" in clipped and "- b.py" in clipped and "- c.py" not in clipped and "2 more" in clipped
 
 
 @needs_sample
 def test_a_summary_keeps_facts_that_dropping_loses(sample):
-    facts, _ = ch06.checklist_for(sample)
-    rows = {r.strategy: r for r in ch06.retention(sample, facts, 30_000)}
+    facts, _ = lab05.checklist_for(sample)
+    rows = {r.strategy: r for r in lab06.retention(sample, facts, 30_000)}
     b, s, c = rows["budgeted"].report, rows["budgeted+summary"].report, rows["compaction"].report
     assert (b.facts_kept_last, s.facts_kept_last, c.facts_kept_last) == (10, 18, 18)  # of 19 known
     assert len(s.rows[-1].summary) == 8 and s.rows[-1].lost == c.rows[-1].lost == ("f06",)
@@ -318,15 +326,15 @@ def test_a_summary_keeps_facts_that_dropping_loses(sample):
 def test_retention_reuses_a_replay_it_is_given(monkeypatch):
     conv = synthetic()
     done = replay(conv, "budgeted", window=40_000)
-    monkeypatch.setattr(ch06, "replay", lambda *a, **k: pytest.fail("replayed again"))
-    rows = ch06.retention(conv, [], 40_000, strategies=("budgeted",), done={"budgeted": done})
+    monkeypatch.setattr(lab06, "replay", lambda *a, **k: pytest.fail("replayed again"))
+    rows = lab06.retention(conv, [], 40_000, strategies=("budgeted",), done={"budgeted": done})
     assert rows[0].report is None and rows[0].cost_usd == done.ledger.totals().cost_usd
 
 
 def test_the_pi_scores_are_committed_and_read():
-    scores = ch06.read_pi_scores()
+    scores = lab06.read_pi_scores()
     assert [s["compaction"] for s in scores] == [1, 2]
-    for s, row in zip(scores, ch06.pi_rows(scores)):
+    for s, row in zip(scores, lab06.pi_rows(scores)):
         assert s["kept_llm"] == len(s["kept_llm_ids"]) and s["kept_rule"] == len(s["kept_rule_ids"])
         assert s["tokens_rule"] <= s["tokens_llm"]  # the rules were capped at the LLM summary's size
         only_llm = set(row[7].split()) - {"—"}
@@ -336,22 +344,22 @@ def test_the_pi_scores_are_committed_and_read():
 @needs_sample
 def test_the_placements_around_the_first_change_on_the_sample(sample):
     rows = placement_experiment(sample, window=30_000)
-    assert ch06.change_call(rows) == 32
-    columns, lines = ch06.placement_table(rows, 32)
+    assert placement06.change_call(rows) == 32
+    columns, lines = placement06.placement_table(rows, 32)
     assert columns[3:6] == ["call 31 (new)", "call 32 (changed)", "call 33 (same)"]
     by = {(line[0], line[1]): line for line in lines}
     assert by[("system_end", "anthropic")][4].startswith("0 / ")
     assert by[("system_block+breakpoint", "anthropic")][4].startswith("1,167 / ")
-    stable = {(r[0], r[1]): r for r in ch06.placement_stability(rows)}
+    stable = {(r[0], r[1]): r for r in placement06.placement_stability(rows)}
     assert all(r[2] == 44 and r[3] == 43 and r[4] == 2 and r[5] <= 16 for r in stable.values())
     assert stable[("system_end", "anthropic")][6] == "0" and stable[("first_user", "anthropic")][6] == "1,167"
 
 
 def test_the_synthetic_session_shows_the_lost_system_entry():
-    rows = placement_experiment(ch06.stable_then_changing(), window=4_600)
-    first = ch06.change_call(rows)
+    rows = placement_experiment(placement06.stable_then_changing(), window=4_600)
+    first = placement06.change_call(rows)
     assert first == 24
-    _, lines = ch06.placement_table(rows, first)
+    _, lines = placement06.placement_table(rows, first)
     at = {(line[0], line[1]): line[4] for line in lines}  # the change call's read / prompt
     assert at[("system_end", "anthropic")].startswith("0 /") and at[("system_block", "anthropic")].startswith("0 /")
     assert at[("system_block+breakpoint", "anthropic")].startswith("2,001 /")
@@ -361,19 +369,19 @@ def test_the_synthetic_session_shows_the_lost_system_entry():
 
 @needs_sample
 def test_regenerating_only_on_a_change_costs_less(sample):
-    rows = ch06.regeneration_rows(sample, 30_000)
+    rows = regen06.regeneration_rows(sample, 30_000)
     every, cached, change, both = rows
     assert every.summary_calls == cached.summary_calls == 47 and change.summary_calls == both.summary_calls == 3
     assert both.total_cost_usd < change.total_cost_usd < cached.total_cost_usd < every.total_cost_usd
     assert every.summary_cost_usd > every.main_cost_usd  # the texts' rule: the summaries cost more than the calls
     assert both.summary_read_tokens > 0 == change.summary_read_tokens
-    done = replay(sample, ch06.BudgetedSummaryStrategy(), window=30_000)
-    assert ch06.regeneration_rows(sample, 30_000, options=ch06.REGENERATION_OPTIONS[:1], done=done)[0] == every
+    done = replay(sample, BudgetedSummaryStrategy(), window=30_000)
+    assert regen06.regeneration_rows(sample, 30_000, options=regen06.REGENERATION_OPTIONS[:1], done=done)[0] == every
 
 
 def test_an_llm_summarizer_with_a_fake_model_records_the_prompt():
     conv = synthetic()
-    fake = ch06.PromptRecorder(answer="## Task\n- fake")
+    fake = lab06.PromptRecorder(answer="## Task\n- fake")
     summary = LLMSummarizer(fake, max_tokens=300).summarize(conv.messages[:3])
     assert summary.text == "## Task\n- fake" and summary.sources == ("u1", "a1", "t1")
     assert len(fake.prompts) == 1 and "At most 300 tokens" in fake.prompts[0]
@@ -382,7 +390,7 @@ def test_an_llm_summarizer_with_a_fake_model_records_the_prompt():
 
 @needs_sample
 def test_the_summary_widget_follows_its_window(sample):
-    facts, _ = ch06.checklist_for(sample)
+    facts, _ = lab05.checklist_for(sample)
     w = ch06.SummaryWidget(sample, facts, windows=[30_000, 60_000, 80_000])
     small = w.state
     assert small.summary.startswith("## Task") and small.summary_tokens == 1_664 and small.summarised_messages == 90
@@ -397,7 +405,7 @@ def test_the_summary_widget_follows_its_window(sample):
     w.window.value = 30_000
     assert w.replays == 3 and w.state is small  # kept: a second visit runs nothing
     strategy, result = w.run(30_000)
-    assert ch06.last_summary(strategy).text == small.summary and result.ledger.totals().hit_rate == small.hit_rate
+    assert lab06.last_summary(strategy).text == small.summary and result.ledger.totals().hit_rate == small.hit_rate
     bad = w.compute(20_000)  # the newest unit alone needs more: reported, not raised
     assert bad.error and bad.summary == ""
     with pytest.raises(CtxlabError):
@@ -405,10 +413,21 @@ def test_the_summary_widget_follows_its_window(sample):
     assert "SummaryWidget(window=30,000" in w._repr_mimebundle_()["text/plain"]
 
 
+def test_summary_run_reports_an_impossible_window_and_scores_a_possible_one():
+    conv = synthetic()
+    state, run = lab06.summary_run(conv, [], 10_000)  # the newest unit (the CI log) alone needs more
+    assert run is None and "over the budget" in state.error and state.summary == "" and state.summary_calls == 0
+    state, run = lab06.summary_run(conv, [], lab06.summary_window(conv))  # 15,000: history must be dropped
+    strategy, result = run
+    assert not state.error and state.summary == lab06.last_summary(strategy).text != ""
+    assert state.summary_calls == sum(1 for r in result.ledger.rows if r.kind == "summary") > 0
+    assert lab06.state_row(state)[0] == 15_000 and state.cost_usd == result.ledger.totals().cost_usd
+
+
 @needs_sample
 def test_the_summary_widget_replays_each_window_once(sample):
     """Counted, not timed (bench/widget_latency.py times it): a window seen before runs no replay."""
-    w = ch06.SummaryWidget(sample, ch06.checklist_for(sample)[0], windows=[30_000, 50_000, 80_000])
+    w = ch06.SummaryWidget(sample, lab05.checklist_for(sample)[0], windows=[30_000, 50_000, 80_000])
     first = (w.replays, w.state)
     for value in (50_000, 80_000):
         w.window.value = value

@@ -21,40 +21,34 @@ from ctxlab.io.session import Session
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 
-from ctxlab.widgets.ch07_compaction import (  # noqa: E402
-    SawtoothWidget,
-    cached_replay,
+from ctxlab.lab.ch07_compaction import (  # noqa: E402
     compaction_window,
-    coverage_after,
-    first_triggers,
-    floor_case,
-    loop_trap,
-    metering_compare,
-    naive_rounds,
-    pipeline_steps,
-    policy_grid,
     policy_replay,
-    policy_rows,
     prefix_rewrites,
     sawtooth,
     sawtooth_rows,
     state_row,
 )
-from ctxlab.widgets.ch08_leaderboard import (  # noqa: E402
-    LEADERBOARD_PI,
+from ctxlab.lab.ch07_floor import coverage_after, floor_case, loop_trap, naive_rounds  # noqa: E402
+from ctxlab.lab.ch07_metering import first_triggers, metering_compare  # noqa: E402
+from ctxlab.lab.ch07_policies import cached_replay, pipeline_steps, policy_grid, policy_rows  # noqa: E402
+from ctxlab.widgets.ch07_compaction import SawtoothWidget  # noqa: E402
+from ctxlab.lab.ch08_leaderboard import (  # noqa: E402
     TASK,
-    LeaderboardWidget,
     best,
     body_shape,
     facts_for,
     fake_llm,
-    leaderboard,
-    leaderboard_figure,
+    leaderboard_state,
     leaderboard_window,
     quick_strategies,
     read_leaderboard_csv,
+    rewrite_counts,
     run_fake_loop,
 )
+from ctxlab.lab.compare import compare_row, leaderboard  # noqa: E402
+from ctxlab.lab.data import LEADERBOARD_PI  # noqa: E402
+from ctxlab.widgets.ch08_leaderboard import LeaderboardWidget, leaderboard_figure  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PI_SOURCE = REPO.parent / "shared" / "data" / "transcripts" / "pi-mono" / "before-compaction.jsonl"
@@ -134,7 +128,7 @@ def test_the_sawtooth_stays_under_the_window_and_drops_at_each_compaction(saw, t
 def test_summary_calls_are_in_the_total(sample, saw):
     s = saw.state
     result = saw.result(0.8, 0.5)
-    summaries = [r for r in result.ledger.rows if r.note.startswith("summary call")]
+    summaries = [r for r in result.ledger.rows if r.kind == "summary"]
     assert s.summary_calls == len(summaries) == len(s.compactions) == 2
     assert s.summary_cost_usd == pytest.approx(sum(r.cost_usd for r in summaries)) and s.summary_cost_usd > 0
     assert s.cost_usd == pytest.approx(sum(r.cost_usd for r in result.ledger.rows))
@@ -324,6 +318,23 @@ def test_the_leaderboard_rows_equal_compare(sample, sample_facts):
     assert set(board.results) == set(STRATEGIES)
     assert best(board.rows).name in ("sliding", "budgeted")  # the cheapest that stayed inside the window
     assert board.row("full").overflows > 0
+
+
+def test_compare_row_is_the_row_of_one_replay_and_the_state_ranks_it(sample, sample_facts):
+    board = leaderboard(sample, ["budgeted", "budgeted+summary", "full"], window=WINDOW, facts=sample_facts)
+    result = board.results["budgeted+summary"]
+    row = compare_row("budgeted+summary", result, sample, sample_facts)
+    assert row == board.row("budgeted+summary") and row.summary_calls > 0
+    assert row.summary_calls == sum(1 for r in result.ledger.rows if r.kind == "summary")
+    assert compare_row("budgeted", board.results["budgeted"], sample).facts_kept is None  # no checklist
+    state = leaderboard_state(board, "full", WINDOW)
+    assert state.selected == board.row("full") and state.rank is None  # over the window: out of the race
+    assert state.calls == len(board.results["full"].records) and state.best == best(board.rows)
+    assert {leaderboard_state(board, n, WINDOW).rank for n in ("budgeted", "budgeted+summary")} == {1, 2}
+    missing = leaderboard_state(board, "pipeline", WINDOW)
+    assert missing.selected is None and missing.rank is None and missing.calls == missing.rewrites == 0
+    assert rewrite_counts(board)["budgeted"] == len(prefix_rewrites(board.results["budgeted"])) == 2
+    assert set(rewrite_counts(board)) == set(board.results)
 
 
 def test_facts_for_finds_the_matching_checklist(sample):

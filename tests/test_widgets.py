@@ -16,21 +16,25 @@ from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.messages import Conversation, ToolSpec, assistant, tool_result, user
 from ctxlab.tables.profiles import profile_for
 from ctxlab.io.session import Session
-from ctxlab.tokens import MessageMeter, get_counter
-from ctxlab.lab.workbook import PI_BILL, REPO, SAMPLE_SESSION, load_workbook_conversation, rel, text_table
+from ctxlab.estimators import get_counter
+from ctxlab.tokens import MessageMeter
+from ctxlab.lab.ch00_bill import find_rewrites, notable_rewrites, read_bill, summarize
+from ctxlab.lab.ch01_content import (chinese_passage, classify, content_samples, estimator_rows, guess_texts,
+                                     verdicts)
+from ctxlab.lab.ch01_tokens import overhead_rows, reveal_guess, xray
+from ctxlab.lab.ch02_session import compare_contexts, first_lines, fork_points, sha256_of, working_copy
+from ctxlab.lab.ch03_budget import call_and_result, granularity_stats, kept_under, minimum_budget, state_row
+from ctxlab.lab.data import PI_BILL, REPO, SAMPLE_SESSION
+from ctxlab.lab.workbook import load_workbook_conversation, rel, save_upload, text_table
 
 pytest.importorskip("ipywidgets")
 pytest.importorskip("plotly")
 
 from ctxlab.widgets import _plots  # noqa: E402
-from ctxlab.widgets.ch00_bill import (BillWidget, TranscriptUpload, find_rewrites, notable_rewrites,  # noqa: E402
-                                      read_bill, save_upload, summarize, tokens_figure)
-from ctxlab.widgets.ch01_tokens import (TokenXray, chinese_passage, classify, content_samples,  # noqa: E402
-                                        estimator_rows, guess_texts, overhead_rows, reveal_guess, verdicts, xray)
-from ctxlab.widgets.ch02_session import (BranchWidget, compare_contexts, first_lines, fork_points,  # noqa: E402
-                                         sha256_of, working_copy)
-from ctxlab.widgets.ch03_budget import (BudgetWidget, call_and_result, granularity_stats, kept_under,  # noqa: E402
-                                        minimum_budget, state_row)
+from ctxlab.widgets.ch00_bill import BillWidget, TranscriptUpload, tokens_figure  # noqa: E402
+from ctxlab.widgets.ch01_tokens import TokenXray  # noqa: E402
+from ctxlab.widgets.ch02_session import BranchWidget  # noqa: E402
+from ctxlab.widgets.ch03_budget import BudgetWidget  # noqa: E402
 
 CHINESE = ("上下文窗口管理的核心是区分会话和上下文。会话保存完整的历史，只追加不删除；"
            "上下文在每次调用模型之前按预算重新构建，可以截断。截断必须以完整的交互为单位，"

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 
 class CtxlabError(ValueError):
-    """Base class: bad input or an impossible request, explained in the message."""
+    """Base class: bad input or an impossible request, explained in the message. Chapters 02–08 raise it."""
 
 
 class TranscriptError(CtxlabError):
     """A transcript could not be read. ``file``, ``line`` (1-based or None) and ``field`` say where.
 
     ``str(err)`` reads like ``pi.jsonl:40: field 'message.role': unknown role 'robot'. Fix the
-    line or load with strict=False to skip it.``
+    line or load with strict=False to skip it.`` Chapter 02.
     """
 
     def __init__(self, file: str, line: int | None, problem: str, *, field: str | None = None,
@@ -35,11 +35,11 @@ class UnknownFormatError(TranscriptError):
 
 
 class OrphanError(CtxlabError):
-    """A tool result without its call, or a call without its result, where pairing is required."""
+    """A tool result without its call, or a call without its result, where pairing is required. Chapter 03."""
 
 
 class BudgetError(CtxlabError):
-    """The token budget cannot hold what must be kept. ``needed`` and ``budget`` are in tokens."""
+    """The token budget cannot hold what must be kept. ``needed`` and ``budget`` are in tokens. Chapter 03."""
 
     def __init__(self, message: str, *, needed: int, budget: int) -> None:
         self.needed, self.budget = needed, budget
@@ -47,4 +47,4 @@ class BudgetError(CtxlabError):
 
 
 class SessionError(CtxlabError):
-    """A session file is damaged or an append would break its tree."""
+    """A session file is damaged or an append would break its tree. Chapter 02."""

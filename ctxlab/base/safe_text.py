@@ -49,6 +49,8 @@ import json
 import re
 from typing import Any
 
+from ctxlab.base.redact import redact
+
 __all__ = ["UNSAFE", "safe_html", "safe_json", "safe_text", "shown"]
 
 # Cf as of Unicode 15 (Python's unicodedata 14 lacks only U+13439-U+1343F), plus Zl, Zp and surrogates.
@@ -105,15 +107,11 @@ def shown(text: Any, *, multiline: bool = False, html: bool = False) -> str:
 
     ``shown("\\x1bsk-proj-" + "a1" * 16)`` → ``'\\\\x1bsk-proj-…[redacted]…a1a1'``.
     """
-    from ctxlab.base.redact import redact
-
     text = redact("" if text is None else str(text))
     return safe_html(text, multiline=multiline) if html else safe_text(text, multiline=multiline)
 
 
 def _redacted(obj: Any) -> Any:
-    from ctxlab.base.redact import redact
-
     if isinstance(obj, str):
         return redact(obj)
     if isinstance(obj, dict):

@@ -16,6 +16,10 @@ from typing import Any
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_json, shown
+from ctxlab.io.checklist import load_facts
+from ctxlab.io.formats import load
+from ctxlab.lab.compare import CompareRow, compare, format_rows
+from ctxlab.tables.profiles import profile_for
 
 
 def _combined(per_conv: list[tuple[Any, list[Any]]]) -> tuple[list[Any], list[str]]:
@@ -24,8 +28,6 @@ def _combined(per_conv: list[tuple[Any, list[Any]]]) -> tuple[list[Any], list[st
     input tokens), and the notes that say what the sums leave out: in how many conversations a
     strategy could not build a context (the first, by index and id, with the whole reason), and how
     many conversations are unpriced (no known model). A strategy that failed everywhere keeps its error."""
-    from ctxlab.lab.compare import CompareRow
-
     out, notes = [], []
     for column in zip(*(rows for _, rows in per_conv)):
         name = column[0].name
@@ -75,8 +77,6 @@ def _over_window(conv: Any, args: argparse.Namespace) -> str | None:
     """A note when a call the transcript recorded already sent more than the model's window: no
     strategy can then build that call's context, and the figures (or the model) are in doubt.
     ``None`` when every recorded prompt fits."""
-    from ctxlab.tables.profiles import profile_for
-
     window = args.window or profile_for(args.model or conv.model, args.provider or conv.provider).context_window
     over = [m for m in conv.messages if m.usage and m.usage.total_input_tokens > window]
     if not over:
@@ -93,10 +93,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     file is compared (a tau-bench run, a proxy log's threads of calls) and a file of several gets
     one table summed over them; ``--check`` fails on any violation and on any strategy that
     cannot build a context in any conversation."""
-    from ctxlab.lab.compare import compare, format_rows
-    from ctxlab.facts import load_facts
-    from ctxlab.io.formats import load
-
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")

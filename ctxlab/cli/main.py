@@ -22,12 +22,17 @@ from typing import Any, NoReturn, Sequence
 
 from ctxlab import __version__
 from ctxlab.base.errors import CtxlabError, OrphanError
-from ctxlab.interactions import find_orphans, group_units
-from ctxlab.messages import Conversation, Message, Transcript
-from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.base.redact import redact
 from ctxlab.base.safe_text import safe_json, shown
-from ctxlab.tokens import COUNTER_NAMES, MessageMeter, get_counter, infer_static_head
+from ctxlab.cli.compare import conversation_index
+from ctxlab.cli.doctor import format_checks, run_checks
+from ctxlab.cli.replay import add_parser as add_replay
+from ctxlab.estimators import COUNTER_NAMES, get_counter
+from ctxlab.interactions import find_orphans, group_units
+from ctxlab.io.formats import load
+from ctxlab.messages import Conversation, Message, Transcript
+from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.tokens import MessageMeter, infer_static_head
 
 NOTES_SHOWN = 10  # the text report lists this many notes, then a count
 
@@ -206,12 +211,9 @@ def format_report(rep: dict[str, Any]) -> str:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from ctxlab.io.formats import load  # the readers load only when a file is read
-
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")
-    from ctxlab.cli.compare import conversation_index
 
     rep = inspect_report(transcript, conversation_index(transcript, args.conversation))
     if args.json:
@@ -222,8 +224,6 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from ctxlab.cli.doctor import format_checks, run_checks
-
     checks = run_checks()
     if args.json:
         print(json.dumps({"ok": all(c.ok is not False for c in checks), "checks": [c.to_dict() for c in checks]},
@@ -237,7 +237,6 @@ class _Parser(argparse.ArgumentParser):
     """argparse, with a bad argument said in one line (as every other error of the CLI), not the usage
     block first: ``python -m ctxlab replay: error: argument --window: a window is a positive number of
     tokens, not 0 (--help lists the options)``; exit code 2."""
-
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (--help lists the options)\n")
 
@@ -256,7 +255,6 @@ def build_parser() -> argparse.ArgumentParser:
                       help="stop at the first bad line (default)")
     mode.add_argument("--lenient", dest="strict", action="store_false", help="skip bad lines and list them as notes")
     ins.set_defaults(run=cmd_inspect)
-    from ctxlab.cli.replay import add_parser as add_replay
 
     add_replay(sub)
     doc = sub.add_parser("doctor", help="check Python, packages, the offline tokenizers and Jupyter")

@@ -20,13 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from ctxlab.base.errors import CtxlabError
-from ctxlab.cli.compare import conversation_index
 from ctxlab.base.safe_text import safe_json, shown
+from ctxlab.cli.compare import cmd_compare, conversation_index
+from ctxlab.fast import FAST
+from ctxlab.io.formats import load
+from ctxlab.lab.fidelity import structural
+from ctxlab.lab.fidelity_bodies import body_fidelity
+from ctxlab.lab.fidelity_end_to_end import end_to_end
+from ctxlab.ledger import Ledger, recorded_ledger
+from ctxlab.replay import STRATEGY_NAMES, replay
 
 
 def add_parser(sub: Any) -> None:
-    from ctxlab.strategies import STRATEGY_NAMES
-
     rep = sub.add_parser("replay", help="replay a transcript under a strategy and print the ledger")
     rep.add_argument("file", help="a transcript (any format `inspect` reads)")
     rep.add_argument("--strategy", "-s", default="budgeted", choices=STRATEGY_NAMES, help="default: budgeted")
@@ -87,13 +92,8 @@ def _grouped(said: list[tuple[str, str]]) -> list[str]:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     if args.compare:
-        from ctxlab.cli.compare import cmd_compare
 
         return cmd_compare(args)
-    from ctxlab.lab.fidelity import end_to_end, structural
-    from ctxlab.io.formats import load
-    from ctxlab.ledger import Ledger, recorded_ledger
-    from ctxlab.replay import replay
 
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
@@ -130,7 +130,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
             # a progress bar on a terminal only: piped output and notebooks stay clean
             try:
                 result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
-                                warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1)
+                                warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1,
+                                speedup=FAST)
             except CtxlabError as err:
                 if len(chosen) == 1:
                     raise
@@ -163,7 +164,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
             calls = fidelity[key]["calls"]
             fidelity[key]["within"] = fidelity[key].pop("within_calls") / calls if calls else None
         if transcript.format == "proxy-log":  # the log holds the bytes sent: ctxlab's own bodies against them
-            from ctxlab.lab.fidelity_bodies import body_fidelity
 
             bodies = body_fidelity(Path(args.file), strict=args.strict)
             fidelity["body"] = bodies.figures()

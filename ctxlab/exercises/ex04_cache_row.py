@@ -16,7 +16,7 @@ gpt-4o):
 
 A request under 1,024 tokens reads and writes nothing. The row is ``(cache_read, cache_write,
 uncached, cost_usd)`` with ``prices = (input, cache_read, cache_write)`` in USD per million tokens.
-The reference agrees with ``ctxlab.cache.AnthropicCache`` / ``OpenAICache`` on every case
+The reference agrees with ``ctxlab.cache_anthropic.AnthropicCache`` / ``ctxlab.cache_openai.OpenAICache`` on every case
 (``tests/test_exercises.py``). Sources: ``ctxlab/tables/cache_rules.py``.
 """
 

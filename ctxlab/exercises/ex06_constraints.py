@@ -19,10 +19,8 @@ import random
 from typing import Sequence
 
 from ctxlab.messages import Message, assistant, tool_result, user
-from ctxlab.summary import _CONSTRAINT
+from ctxlab.summary import CONSTRAINT  # the summarizer's rule: must, never, don't, do not, always, only, 不要, 必须 ...
 from ctxlab.exercises._grader import Exercise, by_size
-
-CONSTRAINT = _CONSTRAINT  # the summarizer's keyword rule: must, never, don't, do not, always, only, 不要, 必须, 禁止, 只, 务必
 
 
 def extract_constraints(messages: Sequence[Message]) -> list[str]:

@@ -31,10 +31,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ctxlab.compaction import CompactionPolicy, CompactionStrategy, without_recorded
+from ctxlab.compaction import CompactionPolicy, CompactionStrategy
 from ctxlab.interactions import group_units
 from ctxlab.messages import Conversation
-from ctxlab.strategies import compacted_view, whole_context
+from ctxlab.replay import replay
+from ctxlab.strategies import whole_context
+from ctxlab.views import compacted_view, without_recorded
 from ctxlab.exercises._grader import Exercise, by_size
 
 
@@ -109,8 +111,6 @@ class _CutRecorder:
 
 def real_cuts(conversation: Conversation, window: int, policy: CompactionPolicy | None = None) -> list[RealCut]:
     """Replay ``conversation`` under ``compaction`` at ``window``; one :class:`RealCut` per compaction. Chapter 07."""
-    from ctxlab.replay import replay
-
     recorder = _CutRecorder(CompactionStrategy(policy or CompactionPolicy()))
     replay(conversation, recorder, window=window)
     return recorder.cuts

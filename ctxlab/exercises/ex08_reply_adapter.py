@@ -1,7 +1,7 @@
 """Exercise 08 (chapter 08): the ``call_your_model`` adapter — a provider reply into ``record_response``.
 
 An agent loop with ctxlab in it records every reply with
-``ContextManager.record_response(text, tool_calls, usage=..., stop_reason=...)``. The learner turns
+``AgentLoop.record_response(text, tool_calls, usage=..., stop_reason=...)``. The learner turns
 an Anthropic Messages API response (a dict, as the HTTP client decodes it) into those keyword
 arguments:
 
@@ -27,7 +27,7 @@ import json
 import random
 from typing import Any, Mapping
 
-from ctxlab.loop import ContextManager
+from ctxlab.loop import AgentLoop
 from ctxlab.messages import Message
 from ctxlab.exercises._grader import Exercise, by_size
 
@@ -43,7 +43,7 @@ def reply_to_record(reply: dict) -> dict:
 
 
 class _Sink:
-    """Stands in for a ContextManager: ``record_response``'s own code runs; the message is kept, not written."""
+    """Stands in for an AgentLoop: ``record_response``'s own code runs; the message is kept, not written."""
 
     model, provider = "claude-sonnet-4-5", "anthropic"
 
@@ -59,8 +59,8 @@ class _Sink:
 
 
 def recorded(kwargs: Mapping[str, Any]) -> Message:
-    """The message ``ContextManager.record_response(**kwargs)`` appends (no session file is touched)."""
-    return ContextManager.record_response(_Sink(), **kwargs)  # type: ignore[arg-type]
+    """The message ``AgentLoop.record_response(**kwargs)`` appends (no session file is touched)."""
+    return AgentLoop.record_response(_Sink(), **kwargs)  # type: ignore[arg-type]
 
 
 def same_record(expected: Mapping[str, Any], actual: Any) -> bool:

@@ -1,9 +1,26 @@
 """The same answers, faster: bonus reading after chapter 08.
 
 Unlike the book's :func:`ctxlab.context.build_context` and :func:`ctxlab.render.render_blocks`, which
-start from scratch on every model call, these remember the previous call of a replay and redo only
-what changed: ``incremental.py`` (prefix sums and a memo over a history that only grows) and
-``render_cache.py`` (each message rendered once; a request that starts like an earlier one continues
-from its blocks). The book never imports this package; a replay or an agent loop is handed it through
-the slots the book defines, and one test suite runs plain and fast and requires identical results.
+start from scratch on every model call, these remember the previous calls of a replay and redo only
+what changed: ``incremental.py`` (a meter with prefix sums and a memo over a history that only grows)
+and ``render_cache.py`` (each message rendered once; a request that starts like an earlier one
+continues from its blocks). The book never imports this package; it defines the slots, and
+:data:`FAST` fills them::
+
+    from ctxlab.fast import FAST
+    result = replay(conversation, "budgeted", speedup=FAST)      # the same ledger as without it
+    loop = AgentLoop(session, "compaction", speedup=FAST)         # the same requests
+
+``tests/test_fast.py`` runs one suite plain and fast and requires identical results;
+``bench/fast_vs_plain.py`` measures the difference.
 """
+
+from __future__ import annotations
+
+from ctxlab.fast.incremental import IncrementalMeter
+from ctxlab.fast.render_cache import RenderCache
+from ctxlab.replay import Speedup
+
+FAST = Speedup(meter=IncrementalMeter, renderer=RenderCache)  # one meter per thread and profile, one cache a replay
+
+__all__ = ["FAST", "IncrementalMeter", "RenderCache"]

@@ -1,10 +1,11 @@
 """build_context for an agent loop: the same Context, with the work of earlier calls remembered.
 
-An agent loop builds a context before every model call from a history that only grew since the
-call before. :func:`~ctxlab.context.build_context` reads the whole history each time — it groups
-every message into units and writes a report line for every unit — so one call costs O(history).
-A meter made with ``MessageMeter(profile, incremental=True)`` keeps a :class:`HistoryMemo` of the
-last history it built from, and the next call redoes only what changed:
+Unlike the book's :func:`~ctxlab.context.build_context`, which reads the whole history each time — it
+groups every message into units and writes a report line for every unit, so one call costs O(history) —
+an :class:`IncrementalMeter` remembers. An agent loop builds a context before every model call from a
+history that only grew since the call before; the meter keeps a :class:`HistoryMemo` of the last
+history it built from (it fills the book's :class:`~ctxlab.context.ContextMemory` slot, so
+build_context asks it first), and the next call redoes only what changed:
 
 * the new history must **extend** the remembered one: its first items are the same objects (a
   tuple comparison, which runs in C and succeeds on identity without looking inside a message);
@@ -23,28 +24,26 @@ A call then costs O(new messages + log history) in Python, plus C-speed copies (
 the report and the kept messages). A history that does not extend a remembered one is grouped from
 scratch here; a budget error, an orphan or an empty conversation returns ``None``, so that
 build_context raises its own error: errors have one implementation.
-``tests/test_incremental.py`` checks that both paths give equal Contexts. Chapter 03 teaches
-build_context; this module only makes it fast (``bench/`` measures how much).
+``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths give equal Contexts.
+Chapter 03 teaches build_context; this module only makes it fast (``bench/`` measures how much).
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
 
-from ctxlab.base.errors import OrphanError
+from ctxlab.base.errors import BudgetError, OrphanError
+from ctxlab.context import BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part, fixed_part
 from ctxlab.interactions import Unit, group_units
-from ctxlab.messages import Conversation, Message, TextPart
-
-if TYPE_CHECKING:
-    from ctxlab.context import BudgetPolicy, Context
-    from ctxlab.tables.profiles import ModelProfile
-    from ctxlab.tokens import MessageMeter
+from ctxlab.messages import Conversation, Item, Message, TextPart
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.tokens import MessageMeter, TokenCounter, infer_static_head, thinking_counts
 
 MAX_MEMOS = 4  # histories one meter remembers (a strategy may build from a view and from the raw history)
-OLDER = ("dropped", "older than a unit that did not fit")
-FITS = ("kept", "fits")
+OLDER: tuple[UnitDecision, str] = ("dropped", "older than a unit that did not fit")
+FITS: tuple[UnitDecision, str] = ("kept", "fits")
+OLDER_STAND_IN = UnitReport(-1, "", "", 0, 0, *OLDER)  # holds a report line's place until it is written
 # A real user message put in front of a tail that starts at a unit boundary: group_units then starts
 # the tail in the state it had there (no open round, no preamble). Its unit is removed again.
 _RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
@@ -57,26 +56,27 @@ class HistoryMemo:
     Per unit, in order: ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i),
     where its messages start in ``flat`` (``flat_at``), and its two reusable report lines. Under the
     ``current_turn`` thinking rule the tokens depend on the newest user message (``turn``, a unit index).
+    Bonus reading after chapter 08.
     """
 
     key: tuple[str, str, str]  # (granularity, unanswered, thinking rule)
-    items: tuple[Any, ...] = ()  # conversation.items last seen
+    items: tuple[Item, ...] = ()  # conversation.items last seen
     messages: list[Message] = field(default_factory=list)  # sent messages (meta left out)
     meta: int = 0  # meta messages seen
     units: list[Unit] = field(default_factory=list)
     user_units: list[int] = field(default_factory=list)  # units whose first message is a real user message
     open_calls: dict[str, Message] = field(default_factory=dict)  # find_orphans' open calls after `messages`
     usage_seen: bool = False  # some assistant message so far recorded usage (infer_static_head's trigger)
-    head: tuple[Any, Any, int] | None = None  # (system, tools, inferred head tokens) when computed
+    head: tuple[object, object, int] | None = None  # (system, tools, inferred head tokens) when computed
     turn: int = -1  # the newest user unit the tokens were summed under
     tokens: list[int] = field(default_factory=list)
     cum: list[int] = field(default_factory=lambda: [0])
     flat: list[Message] = field(default_factory=list)  # every unit's messages, end to end
     flat_at: list[int] = field(default_factory=lambda: [0])
-    older: list[Any] = field(default_factory=list)  # UnitReport "dropped: older than ..." per unit
-    fits: list[Any] = field(default_factory=list)  # UnitReport "kept: fits" per unit
+    older: list[UnitReport] = field(default_factory=list)  # "dropped: older than ..." per unit
+    fits: list[UnitReport] = field(default_factory=list)  # "kept: fits" per unit
 
-    def extends(self, items: tuple[Any, ...]) -> bool:
+    def extends(self, items: tuple[Item, ...]) -> bool:
         k = len(self.items)
         return len(items) >= k and items[:k] == self.items
 
@@ -84,7 +84,7 @@ class HistoryMemo:
         """Drop what was learnt about units ``unit`` and later (regrouped, or their tokens changed)."""
         del self.tokens[unit:], self.cum[unit + 1:], self.older[unit:], self.fits[unit:]
 
-    def update(self, items: tuple[Any, ...], granularity: str, unanswered: str) -> None:
+    def update(self, items: tuple[Item, ...], granularity: str, unanswered: str) -> None:
         """Take in the items after the remembered ones; regroup from the start of the last unit."""
         new = items[len(self.items):]
         self.items = items
@@ -127,8 +127,6 @@ class HistoryMemo:
 
     def sum_tokens(self, profile: ModelProfile, meter: MessageMeter) -> None:
         """Sum every unit's tokens not summed yet, as build_context does (thinking counted per position)."""
-        from ctxlab.context import _thinking_counts
-
         turn = self.user_units[-1] if self.user_units else -1
         if profile.thinking == "current_turn" and turn != self.turn:
             self.forget_from(max(0, min(turn, self.turn)))  # thinking before the newest user message stops counting
@@ -136,22 +134,37 @@ class HistoryMemo:
         last_user = self.units[turn].start if turn >= 0 else -1
         while len(self.tokens) < len(self.units):
             u = self.units[len(self.tokens)]
-            n = sum(meter.message(m, _thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
+            n = sum(meter.message(m, thinking_counts(profile, u.start + k, last_user))
+                    for k, m in enumerate(u.messages))
             self.tokens.append(n)
             self.cum.append(self.cum[-1] + n)
 
-    def lines(self, cache: list[Any], upto: int, decision: tuple[str, str]) -> list[Any]:
+    def lines(self, cache: list[UnitReport], upto: int, decision: tuple[UnitDecision, str]) -> list[UnitReport]:
         """The first ``upto`` report lines with ``decision``, made once per unit (a copy of the list)."""
-        from ctxlab.context import UnitReport
-
         while len(cache) < upto:
             u = self.units[len(cache)]
             cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), self.tokens[u.index], *decision))
         return cache[:upto]
 
 
-def _memo_for(meter: MessageMeter, items: tuple[Any, ...], key: tuple[str, str, str]) -> HistoryMemo:
-    memos: list[HistoryMemo] = meter.memos
+class IncrementalMeter(MessageMeter):
+    """A :class:`~ctxlab.tokens.MessageMeter` that also remembers the last few histories it built contexts
+    from (:data:`MAX_MEMOS`, most recently used last), so :func:`~ctxlab.context.build_context` on a history
+    that only grew redoes only what changed: the book's ``ContextMemory`` slot, filled. The same counts and
+    the same Contexts as the plain meter. ``IncrementalMeter(profile)`` (an agent loop's or a replay's
+    meter, one per thread and profile). Bonus reading after chapter 08 (the algorithm: chapter 03)."""
+
+    def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
+        super().__init__(profile, counter)
+        self.memos: list[HistoryMemo] = []
+
+    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile) -> Context | None:
+        """The Context build_context would return, read off the memo (None: let build_context build it)."""
+        return incremental_context(conversation, policy, profile, self)
+
+
+def _memo_for(meter: IncrementalMeter, items: tuple[Item, ...], key: tuple[str, str, str]) -> HistoryMemo:
+    memos = meter.memos
     for memo in memos:
         if memo.key == key and memo.extends(items):
             memos.remove(memo)
@@ -194,11 +207,9 @@ def _nth_unpinned_below(newest: int, n: int, must: dict[int, str]) -> int:
 
 
 def incremental_context(conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
-                        meter: MessageMeter) -> Context | None:
+                        meter: IncrementalMeter) -> Context | None:
     """The Context build_context would return, from the meter's memo; ``None`` where build_context must
-    speak for itself (a budget error, an orphan, no messages)."""
-    from ctxlab.context import Context, UnitReport
-
+    speak for itself (a budget error, an orphan, no messages). Bonus reading after chapter 08."""
     items = conversation.items if isinstance(conversation.items, tuple) else tuple(conversation.items)
     key = (policy.granularity, policy.unanswered, profile.thinking)
     memo = _memo_for(meter, items, key)
@@ -214,17 +225,15 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     if memo.meta:
         notes.append(f"{memo.meta} meta messages are never sent and were left out")
 
-    tools_t = meter.tools(conversation.tools)
-    system_t = meter.system(conversation.system)
     head_t = conversation.inferred_head_tokens
     if head_t is None:
         head_t = _inferred_head(conversation, memo, meter)
     if head_t:
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
-        if conversation.tools:
-            tools_t -= profile.tool_system_tokens
-    fixed = tools_t + system_t + head_t + profile.per_request_tokens
-    if fixed > budget:
+    part = fixed_part(conversation, profile, meter, head_t)
+    try:
+        fixed = check_fixed_part(part.tools_tokens, part.system_tokens, head_t, profile, budget)
+    except BudgetError:
         return None
     treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
     notes += [f"call {cid!r} in {m.where()} never got a result: {treatment}" for cid, m in memo.open_calls.items()]
@@ -257,7 +266,8 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
         capped = _nth_unpinned_below(newest, max(0, policy.max_units - len(must)) + 1, must)
         if capped >= 0 and capped >= stop:
             stop, why_stop = capped, f"max_units={policy.max_units} reached"
-    decision = {i: ("pinned" if i in pins else "kept", why) for i, why in must.items()}
+    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", why)
+                                                     for i, why in must.items()}
     first = stop + 1  # the first unit of the kept run above the stop
     if profile.requires_user_first and not any(m < stop for m in must):  # a pinned unit is a user message
         while first < newest and units[first].first.role != "user":
@@ -266,8 +276,8 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
 
     report = memo.lines(memo.older, max(stop, 0), OLDER)
     if stop >= 0:
-        report.append(None)
         decision.setdefault(stop, ("dropped", why_stop))
+        report.append(OLDER_STAND_IN)  # the unit the walk stopped at: its line is written below, with the decisions
     report += memo.lines(memo.fits, newest + 1, FITS)[stop + 1:]
     for i, d in decision.items():
         u = units[i]
@@ -277,8 +287,8 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     kept_messages = [m for i in below for m in units[i].messages] + flat[at[first]:at[newest + 1]]
     return Context(
         system=conversation.system, tools=conversation.tools, messages=tuple(kept_messages),
-        profile=profile, counter=meter.counter.name, budget_tokens=budget, tools_tokens=tools_t,
-        system_tokens=system_t, head_tokens=head_t, overhead_tokens=profile.per_request_tokens,
+        profile=profile, counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
+        system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
         message_tokens=sum(tokens[i] for i in below) + memo.cum[newest + 1] - memo.cum[first],
         report=tuple(report), notes=tuple(notes))
 
@@ -286,8 +296,6 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
 def _inferred_head(conversation: Conversation, memo: HistoryMemo, meter: MessageMeter) -> int:
     """infer_static_head's answer, computed once the history has a call with recorded usage (it does
     not change as the history grows) and 0 until then."""
-    from ctxlab.tokens import infer_static_head
-
     if conversation.system or conversation.tools or not memo.usage_seen:
         return 0
     if memo.head is None or memo.head[0] is not conversation.system or memo.head[1] is not conversation.tools:

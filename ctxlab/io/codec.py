@@ -13,7 +13,10 @@ key or a missing required key is refused with a ``ValueError`` naming the key, s
 hand-edited file is found instead of silently dropped; so is a value of the wrong type (a
 number where text belongs) and a token count that is negative or above :data:`MAX_TOKEN_COUNT`.
 Tuples inside ``Entry.data`` or
-``Usage.raw`` come back as lists (JSON has no tuples). Used by :mod:`ctxlab.io.session`; chapter 02.
+``Usage.raw`` come back as lists (JSON has no tuples). A ``paged_result`` / ``pruned_result`` entry holds
+its ``replacement`` as a :class:`~ctxlab.messages.Message` in memory and as that message's dict in a file:
+the conversion happens here only, when an entry is written or read. Used by :mod:`ctxlab.io.session`;
+chapter 02.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from ctxlab.messages import (
     ToolSpec,
     Usage,
 )
+from ctxlab.views import REPLACING  # the entry kinds whose data["replacement"] is a Message in memory
 
 __all__ = [
     "dumps",
@@ -233,8 +237,14 @@ _ENTRY_KINDS = ("compaction", "model_change", "thinking_level_change", "title", 
 
 
 def entry_to_dict(entry: Entry) -> dict[str, Any]:
-    """``Entry("title", "e1", {"title": "TLS"})`` → ``{"kind": "title", "id": "e1", "data": {"title": "TLS"}}``."""
-    d: dict[str, Any] = {"kind": entry.kind, "id": entry.id, "data": dict(entry.data)}
+    """``Entry("title", "e1", {"title": "TLS"})`` → ``{"kind": "title", "id": "e1", "data": {"title": "TLS"}}``.
+
+    A ``paged_result`` / ``pruned_result`` entry's ``replacement`` (a Message) is written as its message dict.
+    """
+    data = dict(entry.data)
+    if entry.kind in REPLACING and isinstance(data.get("replacement"), Message):
+        data["replacement"] = message_to_dict(data["replacement"])
+    d: dict[str, Any] = {"kind": entry.kind, "id": entry.id, "data": data}
     if entry.timestamp is not None:
         d["timestamp"] = entry.timestamp
     if entry.thread != "main":
@@ -245,14 +255,19 @@ def entry_to_dict(entry: Entry) -> dict[str, Any]:
 
 
 def entry_from_dict(d: dict[str, Any]) -> Entry:
-    """The inverse of :func:`entry_to_dict`."""
+    """The inverse of :func:`entry_to_dict` (a replacement comes back as a Message; a bad one raises ValueError)."""
     _check_keys(d, "entry", {"kind", "id"}, {"data", "timestamp", "thread", "source"},
                 {"id": "a string", "data": "an object", "timestamp": "a string or null", "thread": "a string"})
     if d["kind"] not in _ENTRY_KINDS:
         raise ValueError(f"entry: unknown kind {d['kind']!r} (expected one of {', '.join(_ENTRY_KINDS)})")
     if not isinstance(d.get("data", {}), dict):
         raise ValueError("entry: 'data' must be an object")
-    return Entry(kind=d["kind"], id=d["id"], data=dict(d.get("data", {})),
+    data = dict(d.get("data", {}))
+    if d["kind"] in REPLACING and "replacement" in data:
+        if not isinstance(data["replacement"], dict):
+            raise ValueError(f"entry: a {d['kind']}'s 'replacement' must be a message object")
+        data["replacement"] = message_from_dict(data["replacement"])
+    return Entry(kind=d["kind"], id=d["id"], data=data,
                  timestamp=d.get("timestamp"), thread=d.get("thread", "main"),
                  source=_source_from_dict(d["source"]) if d.get("source") is not None else None)
 

@@ -5,26 +5,8 @@ questions about its tree (``leaves``, ``path``, ``conversation``). The file is n
 ``create`` refuses an existing file, ``open`` only reads, ``append`` adds one line at the end
 (then flushes and fsyncs). A branch is made by appending with an earlier parent (``fork``).
 
-File layout (one JSON object per line, UTF-8)::
-
-    {"type":"session","version":1,"id":"s1","system":["..."],"tools":[{...}],"model":...,
-     "provider":...,"title":...,"created":"2025-10-14T09:02:11.000Z"}
-    {"type":"message","id":"m1","parent":null,"role":"user","parts":[...],...}
-    {"type":"entry","id":"e1","parent":"m1","kind":"model_change","data":{...}}
-    {"type":"message","id":"m2","parent":"m1",...}        <- m1 now has two children: a fork
-
-A record's parent is the leaf it was appended to. The payload after ``parent`` is the JSON form
-of :mod:`ctxlab.io.codec`.
-
-A torn tail (the writer died mid-write: the bad lines after the last good one, usually one last
-line without its newline) is skipped and reported in ``session.warnings``; appends only ever touch
-the end of the file, so a crash can damage nothing else. The next append leaves those bytes
-untouched: it ends the last line with a newline if it has none, writes a marker
-``{"type":"torn","line":N}`` (``"count": K`` when K > 1 lines are torn — a crash during that very
-append can leave two) saying lines N.. are known to be torn, then the record. On later opens bad
-lines followed by their marker are skipped with a warning; any other bad line raises
-:class:`~ctxlab.base.errors.SessionError` naming the line. ``tests/test_crash_safety.py`` cuts an append at
-every byte and SIGKILLs a writer twenty times in a row to check this.
+The file's layout, its torn tails and their markers are described in :mod:`ctxlab.io.session_file`;
+this module holds the tree and the one writer.
 
 Hostile input: ``open`` refuses a path that is not a regular file (a FIFO, a device) before it
 opens it; a lone surrogate (a ``\\ud800`` JSON escape, which no UTF-8 can hold) read from a line,
@@ -40,170 +22,17 @@ are the items' own ids (an empty id gets ``i<N>``). Taught in chapter 02.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from ctxlab.io.codec import (dumps, item_from_dict, item_to_dict, loads, might_hold_surrogates, repair_note,
-                          repair_surrogates, toolspec_from_dict, toolspec_to_dict)
 from ctxlab.base.errors import SessionError
+from ctxlab.io.codec import (dumps, item_from_dict, item_to_dict, might_hold_surrogates, repair_note,
+                              repair_surrogates, toolspec_from_dict)
+from ctxlab.io.session_file import LineProblem, ParsedSession, new_header, parse_session, regular_file, repair_header
 from ctxlab.messages import Conversation, Entry, Item, Message, ToolSpec, Transcript
 
-__all__ = ["Session", "SESSION_VERSION"]
-
-SESSION_VERSION = 1
-_HEADER_KEYS = {"type", "version", "id", "system", "tools", "model", "provider", "title", "created"}
-
-
-class _LineProblem(Exception):
-    """A bad line while parsing: ``line`` (1-based) and what is wrong. Turned into the caller's error."""
-
-    def __init__(self, line: int, problem: str) -> None:
-        super().__init__(f"line {line}: {problem}")
-        self.line, self.problem = line, problem
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    header: dict[str, Any]
-    records: list[tuple[int, Item, str | None]]  # (line, item, parent id)
-    warnings: list[str]
-    size: int  # bytes read (a byte-order mark included)
-    ends_with_newline: bool
-    torn_tail: tuple[int, int] | None  # (first line, count) of an unacknowledged torn tail
-
-
-def _parse(data: bytes, name: str, *, strict: bool = True) -> _Parsed:
-    """Parse a session file's bytes. ``strict=False`` skips bad lines with a warning instead of raising,
-    and attaches a record whose parent was skipped to the record before it (salvage, not repair)."""
-    size = len(data)
-    if data.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte-order mark some editors add: not part of the header
-        data = data[3:]
-    if not data:
-        raise _LineProblem(1, "the file is empty; a session file starts with a header line")
-    ends_with_newline = data.endswith(b"\n")
-    raw_lines = data.split(b"\n")
-    if ends_with_newline:
-        raw_lines.pop()  # the empty string after the final newline
-    warnings: list[str] = []
-
-    decoded: list[Any] = []  # parsed JSON per line, or a _LineProblem
-    for n, raw in enumerate(raw_lines, start=1):
-        found: list[Any] = []
-        try:
-            if b"\x00" in raw:
-                raise ValueError(f"{raw.count(0):,} NUL byte(s) (a crash or a disk fault left zeros)")
-            decoded.append(loads(raw, allow_nan=False, repaired=found))  # NaN: dumps never writes it
-            warnings += [f"{name}:{n}: {repair_note(field, char)}" for field, _, char in found]
-        except UnicodeDecodeError as exc:
-            decoded.append(_LineProblem(n, f"not valid UTF-8 (byte {exc.start + 1})"))
-        except json.JSONDecodeError as exc:
-            decoded.append(_LineProblem(n, f"not valid JSON: {exc.msg} (column {exc.colno})"))
-        except ValueError as exc:  # NaN, Infinity, 1e400
-            decoded.append(_LineProblem(n, f"not valid JSON: {exc}"))
-
-    header = decoded[0]
-    if isinstance(header, _LineProblem) or not isinstance(header, dict) or header.get("type") != "session":
-        raise _LineProblem(1, "the first line must be a session header "
-                              '{"type": "session", "version": 1, ...}')
-    if header.get("version") != SESSION_VERSION:
-        raise _LineProblem(1, f"session version {header.get('version')!r} is not supported "
-                              f"(this ctxlab reads version {SESSION_VERSION})")
-    unknown = header.keys() - _HEADER_KEYS
-    if unknown:
-        raise _LineProblem(1, f"unknown header key {sorted(unknown)[0]!r}")
-    if not isinstance(header.get("id"), str) or not header["id"]:
-        raise _LineProblem(1, "the header needs a non-empty string 'id'")
-    system = header.get("system") or []
-    if not isinstance(system, list) or not all(isinstance(b, str) for b in system):
-        raise _LineProblem(1, "header 'system' must be a list of strings (the prompt's blocks)")
-    odd = next((k for k in ("model", "provider", "title", "created")
-                if not isinstance(header.get(k), (str, type(None)))), None)
-    if odd:
-        raise _LineProblem(1, f"header {odd!r} must be a string or null, got {type(header[odd]).__name__}")
-    try:
-        if not isinstance(header.get("tools") or [], list):
-            raise ValueError("must be a list of tool definitions")
-        for spec in header.get("tools") or ():
-            toolspec_from_dict(spec)
-    except (ValueError, TypeError) as exc:
-        raise _LineProblem(1, f"header 'tools': {exc}") from None
-
-    # Appends only touch the end, so a crash leaves bad lines only after the last good one: the torn tail.
-    last = len(decoded)
-    last_good = max(n for n, o in enumerate(decoded, start=1) if not isinstance(o, _LineProblem))
-    torn_tail = (last_good + 1, last - last_good) if last > last_good else None
-    marked: dict[int, int] = {}  # bad line -> line of the torn marker naming it (checked when reached)
-    for n, obj in enumerate(decoded, start=1):
-        if isinstance(obj, dict) and obj.get("type") == "torn" and isinstance(obj.get("line"), int):
-            marked.update((k, n) for k in range(obj["line"], n))
-    records: list[tuple[int, Item, str | None]] = []
-    line_of: dict[str, int] = {}  # item id -> line
-    for n, obj in enumerate(decoded[1:], start=2):
-        if isinstance(obj, _LineProblem):
-            if n > last_good:
-                what = ("torn last line (no newline, not valid JSON)" if n == last and not ends_with_newline
-                        else "torn line at the end of the file (a write cut short)")
-                warnings.append(f"{name}:{n}: {what} skipped")
-                continue
-            if n in marked:
-                warnings.append(f"{name}:{n}: torn line (marked at line {marked[n]}) skipped")
-                continue
-            if strict:
-                raise obj
-            warnings.append(f"{name}:{n}: {obj.problem}; skipped")
-            continue
-        try:
-            if not isinstance(obj, dict):
-                raise ValueError("a record must be a JSON object")
-            if obj.get("type") == "torn":
-                first, count = obj.get("line"), obj.get("count", 1)
-                if (obj.keys() - {"type", "line", "count"} or type(first) is not int or type(count) is not int
-                        or first < 2 or first + count != n
-                        or not all(isinstance(decoded[k - 1], _LineProblem) for k in range(first, n))):
-                    raise ValueError(f"torn marker must name the bad lines just before it (up to line {n - 1})")
-                continue
-            if "parent" not in obj:
-                raise ValueError("missing key 'parent'")
-            parent = obj["parent"]
-            item = item_from_dict({k: v for k, v in obj.items() if k != "parent"})
-            if not item.id:
-                raise ValueError("empty id")
-            if item.id in line_of:
-                raise ValueError(f"duplicate id {item.id!r} (first at line {line_of[item.id]})")
-            if parent is not None and parent not in line_of:
-                later = next((m for m, o in enumerate(decoded, start=1)
-                              if isinstance(o, dict) and o.get("id") == parent and m >= n), None)
-                if later is not None:
-                    raise ValueError(f"parent {parent!r} is at line {later}, not before this line: "
-                                     "records must follow their parent (a cycle or a reordered file)")
-                if strict or not records:
-                    raise ValueError(f"parent {parent!r} points nowhere (no earlier record has that id)")
-                warnings.append(f"{name}:{n}: parent {parent!r} is missing; attached to {records[-1][1].id!r}, "
-                                "the record before it")
-                parent = records[-1][1].id
-        except (ValueError, KeyError, TypeError) as exc:
-            problem = exc.args[0] if isinstance(exc, ValueError) and exc.args else repr(exc)
-            if strict:
-                raise _LineProblem(n, str(problem)) from None
-            warnings.append(f"{name}:{n}: {problem}; skipped")
-            continue
-        line_of[item.id] = n
-        records.append((n, item, parent))
-    return _Parsed(header, records, warnings, size, ends_with_newline, torn_tail)
-
-
-def _regular(file: Path, st: os.stat_result) -> os.stat_result:
-    """``st`` if it is a regular file's, else the SessionError naming what ``file`` is."""
-    if not stat.S_ISREG(st.st_mode):
-        what = next((name for test, name in ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                                              (stat.S_ISCHR, "a character device"), (stat.S_ISSOCK, "a socket"))
-                     if test(st.st_mode)), "not a regular file")
-        raise SessionError(f"{file}: cannot be read as a session file (it is {what}). Pass the path of a .jsonl file.")
-    return st
+__all__ = ["Session"]
 
 
 class Session:
@@ -236,20 +65,6 @@ class Session:
 
     # ---- making one ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _header(id: str, system: Iterable[str], tools: Iterable[ToolSpec], model: str | None,
-                provider: str | None, title: str | None, created: str | None) -> dict[str, Any]:
-        return {"type": "session", "version": SESSION_VERSION, "id": id, "system": list(system),
-                "tools": [toolspec_to_dict(t) for t in tools], "model": model, "provider": provider,
-                "title": title, "created": created}
-
-    @staticmethod
-    def _repair(header: dict[str, Any]) -> list[str]:
-        """Lone surrogates in a new header (no UTF-8 can hold one) become U+FFFD; the warnings saying so."""
-        found: list[Any] = []
-        repair_surrogates(header, found)
-        return [f"header: {repair_note(field, char)}" for field, _, char in found]
-
     @classmethod
     def create(cls, path: str | os.PathLike[str], *, system: Iterable[str] = (), tools: Iterable[ToolSpec] = (),
                model: str | None = None, provider: str | None = None, title: str | None = None,
@@ -260,8 +75,8 @@ class Session:
         ``Session.create("run.jsonl", system=("Be brief.",))`` → an empty session, head ``None``.
         """
         file = Path(path)
-        header = cls._header(id or file.stem, system, tools, model, provider, title, created)
-        repaired = cls._repair(header)
+        header = new_header(id or file.stem, system, tools, model, provider, title, created)
+        repaired = repair_header(header)
         line = (dumps(header) + "\n").encode("utf-8")
         try:
             with open(file, "xb") as f:
@@ -281,8 +96,8 @@ class Session:
                   provider: str | None = None, title: str | None = None, id: str | None = None,
                   created: str | None = None) -> "Session":
         """A session with no file (replay uses it): same tree, same checks, nothing written."""
-        header = cls._header(id or "memory", system, tools, model, provider, title, created)
-        repaired = cls._repair(header)
+        header = new_header(id or "memory", system, tools, model, provider, title, created)
+        repaired = repair_header(header)
         session = cls(header, None)
         session.warnings = repaired
         return session
@@ -293,9 +108,9 @@ class Session:
         so does a path that is not a regular file (a directory, a FIFO, a device), before it is opened."""
         file = Path(path)
         try:
-            _regular(file, os.stat(file))  # before opening: opening a FIFO blocks, /dev/zero never ends
+            regular_file(file, os.stat(file))  # before opening: opening a FIFO blocks, /dev/zero never ends
             with open(file, "rb", opener=lambda p, flags: os.open(p, flags | getattr(os, "O_NONBLOCK", 0))) as f:
-                st = _regular(file, os.fstat(f.fileno()))  # a FIFO swapped in meanwhile: still no hang
+                st = regular_file(file, os.fstat(f.fileno()))  # a FIFO swapped in meanwhile: still no hang
                 data = f.read()
         except FileNotFoundError:
             raise SessionError(f"{file}: no such session file. Check the path, or start one with "
@@ -304,17 +119,19 @@ class Session:
             raise SessionError(f"{file}: cannot be read as a session file ({exc.strerror or exc}). "
                                "Pass the path of a .jsonl file.") from None
         try:
-            parsed = _parse(data, file.name)
-        except _LineProblem as p:
+            parsed = parse_session(data, file.name)
+        except LineProblem as p:
             raise SessionError(f"{file.name}:{p.line}: {p.problem}. A session file is append-only: restore it "
                                "from a copy, or salvage the rest with ctxlab.io.formats.load(path, strict=False) "
                                "and Session.import_transcript into a new file.") from None
-        session = cls._from_parsed(parsed, file)
+        session = cls.from_parsed(parsed, file)
         session._identity = (st.st_dev, st.st_ino)
         return session
 
     @classmethod
-    def _from_parsed(cls, parsed: _Parsed, file: Path | None) -> "Session":
+    def from_parsed(cls, parsed: ParsedSession, file: Path | None) -> "Session":
+        """The session a :func:`parse_session` result holds; ``file`` is where appends go (None: they
+        stay in memory, as for the one the ``ctxlab-session`` reader makes). Chapter 02."""
         session = cls(parsed.header, file)
         for _line, item, parent in parsed.records:
             session._add(item, parent)

@@ -29,7 +29,7 @@ from ctxlab.tokens import MessageMeter, TiktokenCounter
 @dataclass(frozen=True)
 class CalibrationReport:
     """``factor`` = Σ added (provider tokens) / Σ counted (o200k) over ``pairs`` clean call pairs;
-    ``median`` of the per-pair ratios."""
+    ``median`` of the per-pair ratios. Chapter 01 (measured; chapter 04 checks the prompts it sizes)."""
 
     factor: float
     median: float
@@ -48,7 +48,7 @@ def measure_calibration(conversation: Conversation, profile: ModelProfile | None
     """Measure the provider/o200k token ratio from recorded usage; None when no clean pair exists.
 
     Example: a reply of 100 o200k tokens plus a tool result of 900 that grew Claude's prompt by 1,150
-    tokens gives a pair with ratio 1.15 (added 1,150 / counted 1,000).
+    tokens gives a pair with ratio 1.15 (added 1,150 / counted 1,000). Chapter 01.
     """
     profile = profile or profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
     meter = MessageMeter(profile, TiktokenCounter("o200k_base"))  # raw o200k: the thing being calibrated

@@ -1,30 +1,37 @@
-"""Every strategy side by side on one transcript: the leaderboard.
+"""Every strategy side by side on one transcript: the leaderboard (chapter 08).
 
 One row per strategy: total cost (USD, the summary calls included), token-weighted hit rate,
 compactions, summary calls, overflows, total input tokens, and — given a fact checklist — how
 many facts the model could still see at the last call and at the worst call. ``recorded`` joins
 when the transcript recorded compactions of its own (what the real agent did). A strategy that
 cannot build a context (a unit larger than the budget) gets a row that says why instead of numbers.
-Taught in chapter 08; ``python -m ctxlab replay FILE --compare`` prints it.
+
+:func:`compare_row` builds the one row of one replay (the only copy: :func:`leaderboard`, the CLI and
+``data/make_leaderboard.py`` all use it); :func:`leaderboard` keeps each replay beside its row (so a
+widget can show a ledger without replaying); :func:`compare` is its rows. Taught in chapter 08;
+``python -m ctxlab replay FILE --compare`` prints it.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Sequence
 
 from ctxlab.base.errors import CtxlabError
-from ctxlab.facts import Fact, fact_retention
-from ctxlab.messages import Conversation, Entry
-from ctxlab.replay import replay
 from ctxlab.base.safe_text import shown
+from ctxlab.facts import Fact, fact_retention
+from ctxlab.fast import FAST
+from ctxlab.messages import Conversation, Entry
+from ctxlab.replay import ReplayResult, replay
 
 STRATEGIES = ("full", "sliding", "budgeted", "pruned", "paged", "budgeted+summary", "compaction", "pipeline")
 
 
 @dataclass(frozen=True)
 class CompareRow:
-    """One strategy's totals. ``facts_kept`` / ``facts_kept_min`` are None without a checklist."""
+    """One strategy's totals (costs in USD, tokens summed over its ledger). ``facts_kept`` / ``facts_kept_min``
+    are None without a checklist; ``error``: why the strategy could not build a context. Chapter 08."""
 
     name: str
     cost_usd: float | None
@@ -39,41 +46,83 @@ class CompareRow:
     error: str | None = None
 
     def as_dict(self) -> dict:
+        """The row as a plain dict (what ``--json`` prints). Chapter 08."""
         return asdict(self)
 
 
 def strategies_for(conversation: Conversation) -> tuple[str, ...]:
-    """The leaderboard's strategies; ``recorded`` when the transcript holds compactions of its own."""
+    """The leaderboard's strategies; ``recorded`` when the transcript holds compactions of its own. Chapter 08."""
     recorded = any(isinstance(i, Entry) and i.kind == "compaction" for i in conversation.items)
     return STRATEGIES + (("recorded",) if recorded else ())
+
+
+def compare_row(name: str, result: ReplayResult, conversation: Conversation,
+                facts: Sequence[Fact] | None = None) -> CompareRow:
+    """The leaderboard row of one replay of ``conversation``: its ledger's totals, the compactions it made, its
+    summary calls (ledger rows of ``kind`` ``"summary"``), the calls over the window, the invariant violations
+    and, given ``facts``, the checklist kept (:func:`~ctxlab.facts.fact_retention`). Chapter 08."""
+    totals = result.ledger.totals()
+    kept = fact_retention(result, facts, conversation) if facts else None
+    return CompareRow(
+        name=name, cost_usd=totals.cost_usd, hit_rate=totals.hit_rate,
+        compactions=sum(1 for e in result.new_entries if e.kind == "compaction"),
+        summary_calls=sum(1 for r in result.ledger.rows if r.kind == "summary"),
+        overflows=sum(1 for r in result.records if r.overflow), total_input_tokens=totals.total_input_tokens,
+        facts_kept=kept.facts_kept_last if kept else None, facts_kept_min=kept.facts_kept_min if kept else None,
+        violations=sum(len(r.violations) for r in result.records))
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """Every strategy at one window (tokens; None: the model's own): the rows (as :func:`compare` gives them),
+    each replay that built its contexts, by strategy name, and the seconds it all took. Chapter 08."""
+
+    window: int | None
+    rows: tuple[CompareRow, ...]
+    results: dict[str, ReplayResult]
+    seconds: float
+
+    def row(self, name: str) -> CompareRow:
+        """The row of strategy ``name`` (StopIteration when it is not on the board). Chapter 08."""
+        return next(r for r in self.rows if r.name == name)
+
+
+def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = None, *, window: int | None = None,
+                provider: str | None = None, model: str | None = None, facts: Sequence[Fact] | None = None,
+                check: bool = True) -> Leaderboard:
+    """Replay ``conversation`` under each strategy (default: :func:`strategies_for`), keeping the replays.
+
+    ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8820.
+    A strategy that cannot build a context gets a row with ``error`` (the whole message, on one line) and no
+    replay. Chapter 08.
+    """
+    started = time.perf_counter()
+    rows, results = [], {}
+    for name in strategies or strategies_for(conversation):
+        try:
+            result = replay(conversation, name, window=window, provider=provider, model=model, check=check,
+                            speedup=FAST)
+        except CtxlabError as err:
+            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split())))
+            continue
+        results[name] = result
+        rows.append(compare_row(name, result, conversation, facts))
+    return Leaderboard(window, tuple(rows), results, time.perf_counter() - started)
 
 
 def compare(conversation: Conversation, strategies: Sequence[str] | None = None, *, window: int | None = None,
             provider: str | None = None, model: str | None = None,
             facts: Sequence[Fact] | None = None, check: bool = True) -> list[CompareRow]:
-    """Replay ``conversation`` under each strategy; one :class:`CompareRow` each, in the order given."""
-    rows = []
-    for name in strategies or strategies_for(conversation):
-        try:
-            result = replay(conversation, name, window=window, provider=provider, model=model, check=check)
-        except CtxlabError as err:
-            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split())))
-            continue
-        totals = result.ledger.totals()
-        kept = fact_retention(result, facts, conversation) if facts else None
-        rows.append(CompareRow(
-            name=name, cost_usd=totals.cost_usd, hit_rate=totals.hit_rate,
-            compactions=sum(1 for e in result.new_entries if e.kind == "compaction"),
-            summary_calls=sum(1 for r in result.ledger.rows if r.note.startswith("summary call")),
-            overflows=sum(1 for r in result.records if r.overflow), total_input_tokens=totals.total_input_tokens,
-            facts_kept=kept.facts_kept_last if kept else None, facts_kept_min=kept.facts_kept_min if kept else None,
-            violations=sum(len(r.violations) for r in result.records)))
-    return rows
+    """Replay ``conversation`` under each strategy; one :class:`CompareRow` each, in the order given (the rows
+    of :func:`leaderboard`). Chapter 08."""
+    return list(leaderboard(conversation, strategies, window=window, provider=provider, model=model, facts=facts,
+                            check=check).rows)
 
 
 def format_rows(rows: Sequence[CompareRow]) -> str:
     """The leaderboard as a text table (what the chapters print under their figure). Names and errors are
-    shown one line each, keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`)."""
+    shown one line each, keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`).
+    Chapter 08."""
     head = f"{'strategy':<17} {'cost':>10} {'hit rate':>8} {'compactions':>11} {'summaries':>9} " \
            f"{'overflows':>9} {'input tokens':>13} {'facts kept':>10}"
     lines = [head, "-" * len(head)]

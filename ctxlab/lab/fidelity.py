@@ -19,34 +19,31 @@ Simplified on purpose: the static head (tools + system prompt) is not in the usa
 block of its own: a thinking change invalidates the whole synthetic prompt, and a head shared by
 threads (Claude Code's subagents) shows up as a warm start. Request time = the timestamp of the
 thread's last item before the call (transcripts stamp completions). Taught in chapter 04.
+
+ctxlab's own prompt sizes against the recorded ones (end to end) are in :mod:`ctxlab.lab.fidelity_end_to_end`;
+its request bodies against a proxy log's bytes, in :mod:`ctxlab.lab.fidelity_bodies`.
 """
 
 from __future__ import annotations
 
 import html
-import statistics
 from dataclasses import dataclass, field
-from datetime import datetime
 
-from ctxlab.cache import AnthropicCache, CacheOutcome, OpenAICache, PrefixCache, request_from_sizes
-from ctxlab.tables.cache_rules import rule_for
-from ctxlab.messages import Conversation, Entry, Message, Usage
 from ctxlab.base.safe_text import shown
+from ctxlab.cache import CacheOutcome, PrefixCache, request_from_sizes
+from ctxlab.cache_anthropic import AnthropicCache
+from ctxlab.cache_openai import OpenAICache
+from ctxlab.messages import Conversation, Entry, Message, Usage, parse_time
+from ctxlab.tables.cache_rules import rule_for
 
 KINDS = ("cold start", "below minimum", "TTL expiry", "thinking or model change", "compaction",
          "warm start", "parallel start", "lookback", "no caching", "unexplained")
 
 
-def _time(stamp: str | None) -> float | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
-    except ValueError:
-        return None
-
-
 @dataclass(frozen=True)
 class CallFit:
-    """One model call: recorded, predicted and naive read / write (tokens); ``kind`` None = an ordinary hit."""
+    """One model call: recorded, predicted and naive read / write (tokens); ``kind`` None = an ordinary hit.
+    Chapter 04."""
 
     thread: str
     call: int
@@ -68,7 +65,7 @@ class CallFit:
 
 @dataclass(frozen=True)
 class FidelityReport:
-    """Per-call fits of one conversation. ``skipped``: calls that recorded no usage (aborted early)."""
+    """Per-call fits of one conversation. ``skipped``: calls that recorded no usage (aborted early). Chapter 04."""
 
     conversation: str
     calls: tuple[CallFit, ...]
@@ -104,8 +101,8 @@ class FidelityReport:
 
     def __str__(self) -> str:  # ids, threads and details come from the file: shown escaped, one line each
         n = len(self.calls)
-        lines = [f"structural fidelity — {shown(self.conversation)}: {n} calls ({self.skipped} without usage skipped), "
-                 f"within {self.tolerance:.0%} of the prompt",
+        lines = [f"structural fidelity — {shown(self.conversation)}: {n} calls ({self.skipped} without usage "
+                 f"skipped), within {self.tolerance:.0%} of the prompt",
                  f"  simulator   {sum(c.within for c in self.calls):5d}  {self.within:6.1%}",
                  f"  naive rule  {sum(c.naive_within for c in self.calls):5d}  {self.naive_within:6.1%}",
                  f"  {'kind':26} calls  predicted"]
@@ -120,7 +117,7 @@ class FidelityReport:
 
 @dataclass
 class RecordedCall:
-    """One model call as the transcript recorded it; ``at_s`` is its request time (seconds)."""
+    """One model call as the transcript recorded it; ``at_s`` is its request time (seconds). Chapter 04."""
 
     thread: str
     index: int
@@ -165,9 +162,9 @@ def recorded_calls(conversation: Conversation) -> tuple[list[RecordedCall], int]
                 provider = item.provider if item.provider in ("anthropic", "openai") else rule_for(m).provider
                 count[t] = count.get(t, 0) + 1
                 calls.append(RecordedCall(t, count[t], item, u,
-                                   last.get(t, _time(item.timestamp)), m, provider, thinking.get(t),
+                                   last.get(t, parse_time(item.timestamp)), m, provider, thinking.get(t),
                                    compacted.pop(t, False)))
-        stamp = _time(item.timestamp)
+        stamp = parse_time(item.timestamp)
         if stamp is not None:
             last[t] = stamp
     order = sorted(range(len(calls)), key=lambda k: (calls[k].at_s if calls[k].at_s is not None else float("-inf"), k))
@@ -287,74 +284,4 @@ def _classify(c: RecordedCall, out: CacheOutcome, prev: int | None, new_prompt: 
 def _done(fit: CallFit, calls: list[RecordedCall]) -> float:
     """When a call's response was recorded complete (its own timestamp)."""
     call = next(c for c in calls if c.message.id == fit.message_id)
-    return _time(call.message.timestamp) or float("-inf")
-
-
-@dataclass(frozen=True)
-class EndToEndReport:
-    """ctxlab's own prompt sizes (rendering, counts, inferred head, calibration) under the ``recorded``
-    strategy against the recorded prompts. ``errors`` are signed (predicted - recorded) / recorded."""
-
-    calls: int
-    within: float  # share of calls whose predicted prompt is within ``tolerance`` of the recorded one
-    tolerance: float
-    median_error: float
-    errors: tuple[float, ...]
-    worst: tuple[tuple[str, int, int, str], ...]  # (message id, recorded, predicted, notes) by |error|
-    fitted: int = 0  # calls left out: the static head was sized from their own recorded prompt
-
-    def __str__(self) -> str:
-        fitted = f" ({self.fitted} left out: the inferred head was sized on them)" if self.fitted else ""
-        lines = [f"end to end: {self.within:.1%} of {self.calls} calls within {self.tolerance:.0%} of the recorded "
-                 f"prompt; median error {self.median_error:+.1%}{fitted}"]
-        lines += [f"  {shown(mid)}: recorded {rec:,}, predicted {pred:,} ({(pred - rec) / rec:+.0%}) {shown(why)}"
-                  for mid, rec, pred, why in self.worst]
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict:
-        return {"calls": self.calls, "within": self.within, "tolerance": self.tolerance,
-                "median_error": self.median_error, "fitted": self.fitted}
-
-
-def end_to_end(conversation: Conversation, *, tolerance: float = 0.10, worst: int = 5) -> EndToEndReport:
-    """Replay under ``recorded`` and compare each call's rendered prompt with its recorded total input.
-
-    What limits it: the counts are o200k x a calibration factor (not Claude's tokenizer), a
-    system prompt and tools the transcript did not record are one inferred size, and what the
-    agent added that the transcript never shows (reminders, file snapshots) is missing.
-    """
-    from ctxlab.replay import replay
-
-    result = replay(conversation, "recorded")
-    fitted = _head_fitted_on(conversation)
-    rows = []
-    for rec in result.records:
-        usage = rec.call.message.usage
-        if rec.call.message.id in fitted:  # exact by construction: it would score the fit, not ctxlab
-            continue
-        if usage and usage.total_input_tokens > 0:
-            recorded, predicted = usage.total_input_tokens, rec.request.total_tokens
-            rows.append((rec.call.message.id, recorded, predicted, (predicted - recorded) / recorded,
-                         "; ".join(n for n in rec.notes if n)[:120]))
-    left_out = sum(1 for rec in result.records if rec.call.message.id in fitted)
-    if not rows:
-        return EndToEndReport(0, 0.0, tolerance, 0.0, (), (), left_out)
-    errors = tuple(r[3] for r in rows)
-    inside = sum(abs(e) <= tolerance for e in errors) / len(errors)
-    bad = sorted(rows, key=lambda r: -abs(r[3]))[:worst]
-    return EndToEndReport(len(rows), inside, tolerance, statistics.median(errors), errors,
-                          tuple((m, r, p, why) for m, r, p, _, why in bad), left_out)
-
-
-def _head_fitted_on(conversation: Conversation) -> set[str]:
-    """Ids of the calls whose recorded prompt sized an inferred static head (one per thread, as
-    ``replay`` infers it): their predicted prompt equals the recorded one by construction.
-    Example: a thread whose first usage is at 'a1' and no recorded head → {'a1'}."""
-    from ctxlab.tables.profiles import profile_for
-    from ctxlab.tokens import MessageMeter, infer_static_head
-
-    if conversation.inferred_head_tokens is not None:  # the reader knew the head: nothing was fitted
-        return set()
-    meter = MessageMeter(profile_for(conversation.model, conversation.provider))
-    heads = (infer_static_head(conversation.thread(t), meter) for t in conversation.threads())
-    return {h.call_message_id for h in heads if h is not None}
+    return parse_time(call.message.timestamp) or float("-inf")

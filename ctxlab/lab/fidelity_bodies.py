@@ -32,7 +32,7 @@ __all__ = ["BodyFit", "BodyFidelity", "body_fidelity"]
 @dataclass(frozen=True)
 class BodyFit:
     """One call, in tokens: the recorded body's and ctxlab's rendered body's system + tools + messages (as JSON),
-    ctxlab's prompt estimate (``Context.total_tokens``) and the recorded usage's whole prompt."""
+    ctxlab's prompt estimate (``Context.total_tokens``) and the recorded usage's whole prompt. Chapter 04."""
 
     line: int
     conversation: str
@@ -53,7 +53,7 @@ class BodyFit:
 
 @dataclass(frozen=True)
 class BodyFidelity:
-    """Per-call fits of one proxy log; errors are signed: (ctxlab - recorded) / recorded."""
+    """Per-call fits of one proxy log; errors are signed: (ctxlab - recorded) / recorded. Chapter 04."""
 
     file: str
     calls: tuple[BodyFit, ...]
@@ -80,7 +80,8 @@ class BodyFidelity:
             f"  {what} ({f[key]['calls']} calls): median {pct(f[key]['median_error'])}, worst "
             f"{pct(f[key]['worst_error'])} (line {f[key]['worst_line']}), all tokens {pct(f[key]['total_error'])}"
             for key, what in (("body", "rendered body vs recorded body, as JSON tokens"),
-                              ("usage", "prompt estimate vs recorded usage"))] + [f"  note: {shown(n)}" for n in self.notes])
+                              ("usage", "prompt estimate vs recorded usage"))]
+            + [f"  note: {shown(n)}" for n in self.notes])
 
 
 def body_fidelity(path: str | Path, *, strict: bool = True) -> BodyFidelity:
@@ -108,6 +109,6 @@ def body_fidelity(path: str | Path, *, strict: bool = True) -> BodyFidelity:
             notes.append(f"line {c.line}: no context to render ({' '.join(str(err).split())[:160]})")
             continue
         body = to_anthropic_body(ctx, c.model) if c.family == "anthropic" else to_openai_body(ctx, c.model)
-        fits.append(BodyFit(c.line, c.conversation, c.thread, count(meter, c.body), count(meter, body), ctx.total_tokens,
-                            c.usage.total_input_tokens if c.usage else None))
+        fits.append(BodyFit(c.line, c.conversation, c.thread, count(meter, c.body), count(meter, body),
+                            ctx.total_tokens, c.usage.total_input_tokens if c.usage else None))
     return BodyFidelity(path.name, tuple(fits), tuple(notes))

@@ -1,9 +1,11 @@
-"""Small helpers the chapters call: where the bundled data is, loading a transcript, text tables.
+"""Small helpers every chapter calls (chapter 00 introduces them): loading a transcript, text tables.
 
-What it holds: the paths of the bundled files (:data:`SAMPLE_SESSION`, :data:`PI_BILL`, ...),
-:func:`load_workbook_conversation` (the bundled sample, or a learner's own transcript),
-:func:`text_table` (the plain table printed under every figure) and :func:`rel` (a path as the
-chapters print it: relative to the repository, never absolute).
+What it holds: :func:`load_workbook_conversation` (the bundled sample, or a learner's own transcript),
+:func:`save_upload` (an uploaded transcript, saved to a fresh temporary directory),
+:func:`conversation_rows` (what a loaded conversation holds), :func:`text_table` (the plain table
+printed under every figure) and :func:`rel` (a path as the chapters print it: relative to the
+repository, never absolute). The paths of the bundled files (:data:`SAMPLE_SESSION`,
+:data:`PI_BILL`, ...) are defined in :mod:`ctxlab.lab.data` and re-exported here for the chapters.
 
 Plumbing for the notebooks, not a concept of its own. Simplified on purpose: when a learner's file
 holds several conversations and none is named, the one with the most messages is taken (and the
@@ -14,10 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ctxlab.base.safe_text import shown
+from ctxlab.io.formats import load
 from ctxlab.lab.data import (  # re-exported: the chapters import them here
     DATA,
     PI_BILL,
@@ -28,11 +32,14 @@ from ctxlab.lab.data import (  # re-exported: the chapters import them here
 from ctxlab.messages import Conversation
 
 __all__ = ["REPO", "DATA", "SAMPLE_SESSION", "SAMPLE_FACTS", "PI_BILL", "load_workbook_conversation",
-           "conversation_rows", "text_table", "rel"]
+           "save_upload", "conversation_rows", "text_table", "rel"]
 
 
 def rel(path: str | Path) -> str:
-    """A path as a chapter prints it: relative to the repository, else just the file name."""
+    """A path as a chapter prints it (chapter 00 on): relative to the repository, else just the file name.
+
+    ``rel(REPO / "data" / "pi_bill.csv")`` → ``"data/pi_bill.csv"``; a path outside the repository → its name.
+    """
     p = Path(path)
     try:
         return p.resolve().relative_to(REPO).as_posix()
@@ -48,10 +55,11 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     (a tau-bench or OpenAI file holds many); left ``None``, the one with the most messages is taken.
     A conversation with several threads (Claude Code sub-agents) is cut to ``thread``, by default
     ``main`` — each thread is its own agent with its own context. Every choice made for you is
-    written into ``notes``. ``load_workbook_conversation()`` → the sample session.
-    """
-    from ctxlab.io.formats import load
+    written into ``notes``. ``load_workbook_conversation()`` → the sample session. Chapter 00 on.
 
+    Raises ``FileNotFoundError`` when the file is not there, ``ValueError`` for a thread it does
+    not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read.
+    """
     file = Path(path) if path is not None else SAMPLE_SESSION
     if not file.exists():
         what = "the bundled sample" if path is None else "your transcript"
@@ -79,8 +87,25 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     return chosen
 
 
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def save_upload(name: str, content: bytes, directory: str | Path | None = None) -> Path:
+    """Write uploaded bytes to a fresh temporary directory (or ``directory``); returns the file's path.
+
+    What chapter 00's upload widget does with a learner's transcript: nothing is written next to the
+    learner's files. The name is reduced to its last component and safe characters:
+    ``"../a b.jsonl"`` → ``a_b.jsonl``. Raises ``OSError`` when the file cannot be written.
+    """
+    base = _SAFE_NAME.sub("_", Path(name.replace("\\", "/")).name).strip("._") or "transcript.jsonl"
+    folder = Path(directory) if directory is not None else Path(tempfile.mkdtemp(prefix="ctxlab-upload-"))
+    target = folder / base
+    target.write_bytes(content)
+    return target
+
+
 def conversation_rows(conversation: Conversation) -> list[tuple[str, Any]]:
-    """(what, value) rows describing a conversation: model, messages by role, calls, threads, notes."""
+    """(what, value) rows describing a conversation: model, messages by role, calls, threads, notes. Chapter 00."""
     msgs = conversation.messages
     rows: list[tuple[str, Any]] = [
         ("conversation", conversation.id),
@@ -117,6 +142,7 @@ def text_table(rows: Sequence[Mapping[str, Any] | Sequence[Any]], columns: Seque
     ``'counter     tokens\\n----------  ------\\no200k_base      12'``. Rows may be dicts keyed by column.
     Ints get ``1,234``; floats two decimals — pass a formatted string for anything else. Text
     that looks like an API key is masked (:func:`ctxlab.base.redact.redact`): tables are for display.
+    Every chapter prints one under its figures (chapter 00 on).
     """
     cells = [[_cell(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]
     raw = [[(r.get(c) if isinstance(r, Mapping) else r[i]) for i, c in enumerate(columns)] for r in rows]

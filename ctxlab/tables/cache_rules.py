@@ -1,10 +1,11 @@
 """Prompt-cache rules per provider and model family: dated data with the source of each fact.
 
-The simulators in ``cache.py`` read these rows; nothing here simulates anything. A row says how a
-family caches: explicit ``breakpoints`` (Anthropic) or ``automatic`` prefix matching (OpenAI,
-Gemini, DeepSeek), the minimum cacheable prompt, the step reads are rounded down to, the TTL,
-and the price multipliers. ``verified=False`` marks a row we could not confirm in the provider's
-own documentation on the ``checked`` date — the simulators use it, the chapter says so.
+The simulators (``cache_anthropic.py``, ``cache_openai.py``) read these rows; nothing here simulates
+anything. A row says how a family caches: explicit ``breakpoints`` (Anthropic) or ``automatic``
+prefix matching (OpenAI, Gemini, DeepSeek), the minimum cacheable prompt, the step reads are
+rounded down to, the TTL, and the price multipliers. ``verified=False`` marks a row we could not
+confirm in the provider's own documentation on the ``checked`` date — the simulators use it, the
+chapter says so.
 
 One rule is a *dated rule about prices*: OpenAI began billing cache writes (1.25x input) with the
 GPT-5.6 family. Rather than hard-code a model list, :func:`bills_cache_writes` asks the installed
@@ -42,7 +43,7 @@ class CacheRule:
     (5 min / 1 h) or read relative to the uncached input price; ``None`` = not billed separately.
     ``writes_billed``: ``None`` means "ask the price table" (:func:`bills_cache_writes`).
     Token figures are positive whole numbers, times positive seconds and multipliers numbers of 0
-    or more (or None); anything else raises CtxlabError naming the field.
+    or more (or None); anything else raises CtxlabError naming the field. Chapter 04.
     """
 
     provider: str
@@ -151,14 +152,16 @@ RULES: tuple[CacheRule, ...] = (
 
 
 def bare_model(model: str) -> str:
-    """Model id without vendor prefix or date: ``"anthropic/claude-opus-4-5-20251101"`` → ``"claude-opus-4-5"``."""
+    """Model id without vendor prefix or date: ``"anthropic/claude-opus-4-5-20251101"`` → ``"claude-opus-4-5"``.
+    Chapter 04."""
     bare = re.sub(r"^[\w.-]+/", "", model or "").removeprefix("anthropic.")
     bare = re.sub(r"(-\d{8}|-\d{4}-\d{2}-\d{2}|-latest|@.*)$", "", bare)
     return bare
 
 
 def model_key(model: str) -> str:
-    """The key caches are kept under: one model, whatever alias or dated id a transcript used."""
+    """The key caches are kept under: one model, whatever alias or dated id a transcript used.
+    ``model_key("Claude-Opus-4-5-20251101")`` → ``"claude-opus-4-5"``. Chapter 04."""
     return bare_model(model).lower()
 
 

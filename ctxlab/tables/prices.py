@@ -1,4 +1,4 @@
-"""Prices per model from the maintained table ``genai-prices`` (installed, read offline).
+"""Prices per model from the maintained table ``genai-prices`` (installed, read offline): dated data with a source.
 
 What it holds:
 
@@ -40,13 +40,13 @@ _PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "ca
 
 @lru_cache(maxsize=1)
 def package_version() -> str:
-    """The installed genai-prices version, e.g. ``"0.2.3"``."""
+    """The installed genai-prices version, e.g. ``"0.2.3"``: the date and source every price names. Chapter 04."""
     return version(PACKAGE)
 
 
 @dataclass(frozen=True)
 class PriceTier:
-    """Prices (USD per million tokens) for a call whose total prompt exceeds ``above_input_tokens``."""
+    """Prices (USD per million tokens) for a call whose total prompt exceeds ``above_input_tokens``. Chapter 04."""
 
     above_input_tokens: int
     input_per_mtok: float | None
@@ -63,7 +63,7 @@ class ModelPrices:
     ``input_per_mtok`` is the price of an *uncached* prompt token; ``cache_write_per_mtok`` is the
     5-minute write; ``None`` means the table lists no price for that bucket. ``tiers`` (ascending)
     replace these base prices for calls with a longer prompt. ``model_id`` is the table's id for the
-    model asked about (``"claude-sonnet-4-20250514"`` → ``"claude-sonnet-4-0"``).
+    model asked about (``"claude-sonnet-4-20250514"`` → ``"claude-sonnet-4-0"``). Chapter 04.
     """
 
     model: str  # as asked
@@ -104,7 +104,7 @@ class Cost:
 
     ``total`` = ``input + cache_read + cache_write + output``. ``tier_above_tokens`` is the tier
     threshold that applied (``None`` at base prices); ``notes`` say where a bucket had no price of
-    its own.
+    its own. Chapter 04.
     """
 
     input: float
@@ -197,7 +197,7 @@ def price_for(model: str, provider: str | None = None, at: datetime | None = Non
     ``price_for("claude-opus-4-5").cache_read_per_mtok`` → 0.5. Vendor prefixes are handled
     (``"openai/gpt-4o"``, ``"anthropic.claude-..."``); a provider the table does not know is
     ignored and the model id decides. ``at`` matters where the table dates a price change or
-    prices by the time of day (DeepSeek's off-peak hours). A model not in the table → ``None``.
+    prices by the time of day (DeepSeek's off-peak hours). A model not in the table → ``None``. Chapter 04.
     """
     from genai_prices.types import TieredPrices
 
@@ -231,7 +231,7 @@ def price_for(model: str, provider: str | None = None, at: datetime | None = Non
 
 
 def unpriced_note(model: str | None, provider: str | None = None) -> str:
-    """``"unpriced: model 'x' not in genai-prices 0.2.3"`` (or: no model recorded)."""
+    """``"unpriced: model 'x' not in genai-prices 0.2.3"`` (or: no model recorded). Chapter 04."""
     if not model:
         return "unpriced: no model recorded"
     return f"unpriced: model {model!r} not in {PACKAGE} {package_version()}"
@@ -244,7 +244,7 @@ def cost(model: str | None, provider: str | None = None, *, uncached_input_token
 
     ``cache_write_1h_tokens`` is the part of ``cache_write_tokens`` written with the 1-hour TTL.
     Opus 4.5, 1 uncached + 49,030 read + 135 written + 27 output tokens → input $0.000005,
-    cache_read $0.024515, cache_write $0.00084375, output $0.000675, total $0.02603875.
+    cache_read $0.024515, cache_write $0.00084375, output $0.000675, total $0.02603875. Chapter 04.
     """
     prices = price_for(model, provider, at) if model else None
     if prices is None:

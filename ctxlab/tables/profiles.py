@@ -9,7 +9,7 @@ wherever it knows the model; the fallback numbers below are used only when it do
 
 Simplified on purpose: Anthropic does not publish its tokenizer, so Claude profiles count with
 ``o200k_base`` and say so (``tokenizer_exact=False``); ``calibration`` scales those counts by
-the Claude/o200k ratio measured from recorded usage (``calibration.py``). Taught in chapter 01.
+the Claude/o200k ratio measured from recorded usage (``lab/calibration.py``). Taught in chapter 01.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class ModelProfile:
     ``thinking``: ``"none"`` (earlier reasoning is never sent back), ``"current_turn"`` (thinking
     of the current tool-use loop is sent, earlier turns' thinking is stripped — Anthropic), or
     ``"all"``. ``images``: ``"anthropic"`` (w*h/750, at most 1,600 per image) or ``"openai"``
-    (85 + 170 per 512-px tile, high detail) — see :func:`ctxlab.tokens.image_tokens`.
+    (85 + 170 per 512-px tile, high detail) — see :func:`ctxlab.tokens.image_tokens`. Chapter 01.
     """
 
     name: str
@@ -115,7 +115,7 @@ CLAUDE_CALIBRATION: tuple[tuple[str, float], ...] = (
 
 @lru_cache(maxsize=256)
 def window_from_price_table(model: str, provider: str | None = None) -> tuple[int, str] | None:
-    """(context window in tokens, source) from ``genai-prices``' bundled snapshot, or None."""
+    """(context window in tokens, source) from ``genai-prices``' bundled snapshot, or None. Chapter 01."""
     try:
         from genai_prices import data_snapshot
         from importlib.metadata import version
@@ -132,7 +132,7 @@ def profile_for(model: str | None, provider: str | None = None) -> ModelProfile:
     """The profile for a model id. ``profile_for("claude-sonnet-4-5")`` → Claude, window 200,000.
 
     Unknown models get the ``generic`` profile (o200k, OpenAI overheads, 128k), named so in
-    ``name``. Windows come from genai-prices when it knows the model.
+    ``name``. Windows come from genai-prices when it knows the model. Chapter 01.
     """
     bare = _strip_vendor(model or "")
     template = next((p for pattern, p in _FAMILIES if re.search(pattern, bare)), _GENERIC)
@@ -151,6 +151,7 @@ def profile_for(model: str | None, provider: str | None = None) -> ModelProfile:
 
 def with_window(profile: ModelProfile, context_window: int) -> ModelProfile:
     """The same profile with another window (a learner's what-if). ``with_window(p, 30_000).context_window``
-    → 30000. Raises CtxlabError (a ValueError) unless ``context_window`` is a positive whole number of tokens."""
+    → 30000. Raises CtxlabError (a ValueError) unless ``context_window`` is a positive whole number of tokens.
+    Chapter 03."""
     window = validate.tokens("context_window", context_window, allow_none=False)
     return replace(profile, context_window=window, window_source="set by the caller")

@@ -4,21 +4,21 @@ input (stacked bars, left axis, tokens), and the cumulative cost (line, right ax
 Drawn on ctxlab's own template (``_plots.figure``), so a stored figure does not change when plotly
 does. Calls are numbered in ledger order on the x axis; the hover names the thread and the call
 within it. Unpriced calls add nothing to the cost line, and its legend entry says how many there
-were. Calls over the context window get a marker above their bar. Used by ``Ledger.figure()``.
+were. Calls over the context window get a marker above their bar. The ledger itself
+(``ctxlab/ledger.py``) knows its text and HTML tables only; its figure is drawn here:
+``ledger_figure(replay(conv, "sliding").ledger)``, exported as ``ctxlab.widgets.ledger_figure``.
+Taught in chapter 04.
 """
 
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
 from ctxlab.base.safe_text import shown
+from ctxlab.ledger import Ledger
 from ctxlab.widgets._plots import figure
-
-if TYPE_CHECKING:
-    from ctxlab.ledger import Ledger
 
 # What a colour means in every ledger figure.
 LEDGER_COLOURS = {"cache_read": "#59a14f", "cache_write": "#f28e2b", "uncached": "#e15759",
@@ -28,8 +28,12 @@ BARS = (("cache read", "cache_read_tokens", "cache_read"),
         ("uncached input", "uncached_input_tokens", "uncached"))
 
 
-def ledger_figure(ledger: "Ledger", title: str | None = None, *, height: int = 380) -> go.Figure:
-    """The figure for ``ledger``: three bar traces and a ``cumulative cost`` line (and ``overflow`` markers)."""
+def ledger_figure(ledger: Ledger, title: str | None = None, *, height: int = 380) -> go.Figure:
+    """The figure for ``ledger``: three bar traces and a ``cumulative cost`` line (and ``overflow`` markers).
+
+    ``title`` defaults to the ledger's title (else "Prompt tokens per model call"); ``height`` in pixels.
+    Chapter 04.
+    """
     rows = ledger.rows
     x = list(range(1, len(rows) + 1))
     labels = [f"{shown(r.thread)} #{r.call}" for r in rows]  # thread names and notes come from the file: escaped

@@ -49,7 +49,7 @@ from ctxlab.io.codec import MAX_TOKEN_COUNT, Repair, collect_repairs, loads, non
 from ctxlab.io.codec import repair_surrogates, too_deep
 from ctxlab.base.errors import TranscriptError, UnknownFormatError
 from ctxlab.messages import ToolCallPart, Transcript
-from ctxlab.io.formats._detect import binary_at, read_regular
+from ctxlab.io.formats._detect import binary_at, document, read_regular, unknown_format, value_head
 
 __all__ = ["READERS", "UNAVAILABLE", "Reader", "detect", "load", "names"]
 
@@ -417,8 +417,6 @@ def detect(path: str | Path) -> str:
     No claim raises :class:`UnknownFormatError` naming the deciding line, the nearest readers and
     why they said no (``err.reasons``: every reader's reason).
     """
-    from ctxlab.io.formats._detect import document, unknown_format, value_head
-
     path = Path(path)
     head = _head(path)
     if not head.strip():

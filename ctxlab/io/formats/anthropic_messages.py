@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Conversation, Message, Part, SourceRef, TextPart, ToolSpec, Transcript
 from ctxlab.io.formats import TokenCount, bad, check, load_json, skip_note
-from ctxlab.io.formats.claude_code import _parts as block_parts  # the same block shapes as Claude Code lines
+from ctxlab.io.formats.claude_code import block_parts  # the same block shapes as Claude Code lines
 from ctxlab.io.formats.claude_code import usage as anthropic_usage
 from ctxlab.io.formats.openai_chat import SWE_AGENT, TAU_BENCH
 

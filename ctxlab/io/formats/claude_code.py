@@ -43,10 +43,10 @@ from pathlib import Path
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Conversation, Entry, Message, SourceRef, Transcript
 from ctxlab.io.formats import bad, head_objects, iter_jsonl, skip_note
-from ctxlab.io.formats.claude_code_lines import _TITLES, META_ORIGIN, LineReader, _parts, usage  # _parts, usage: used by other readers
+from ctxlab.io.formats.claude_code_lines import META_ORIGIN, TITLES, LineReader, block_parts, usage  # block_parts, usage: used by other readers
 from ctxlab.io.formats.claude_code_tree import Forks, Links, Threads
 
-__all__ = ["META_ORIGIN", "NAME", "_parts", "read", "sniff", "usage"]
+__all__ = ["META_ORIGIN", "NAME", "block_parts", "read", "sniff", "usage"]
 
 NAME = "claude-code"
 # the line types Claude Code writes (parsers: claude-code-log models.py, ccusage data-loader.ts); others are counted
@@ -97,10 +97,10 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                 uuids.add(obj["uuid"])
             thread = threads.name(obj.get("uuid"), obj.get("parentUuid"), obj.get("isSidechain"))
             forks.see(obj, thread)
-            if kind in _TITLES:
-                title = obj.get(_TITLES[kind])
+            if kind in TITLES:
+                title = obj.get(TITLES[kind])
                 if not isinstance(title, str):
-                    raise bad(file, line, "a title line needs a string", field=_TITLES[kind])
+                    raise bad(file, line, "a title line needs a string", field=TITLES[kind])
                 titles.append(title)
                 r.items.append(Entry("title", str(obj.get("uuid") or f"title:{line}"), {"title": title},
                                      source=SourceRef(file, line)))

@@ -22,7 +22,8 @@ from ctxlab.io.formats.claude_code_tree import Threads
 
 META_ORIGIN = "system"  # isMeta lines: sent to the model, written by Claude Code (not "meta": never sent)
 _STOP = {"end_turn": "stop", "tool_use": "tool_use", "max_tokens": "length", "stop_sequence": "stop"}
-_TITLES = {"summary": "summary", "custom-title": "customTitle", "ai-title": "aiTitle"}  # type -> field
+TITLES = {"summary": "summary", "custom-title": "customTitle", "ai-title": "aiTitle"}
+"""Claude Code's title line types → the field holding the title (used by the reader; chapter 02)."""
 
 
 class _CacheCreation(BaseModel):
@@ -104,9 +105,14 @@ def usage(raw: dict[str, Any]) -> Usage:
                  raw=raw)
 
 
-def _parts(blocks: str | list[Any] | None, *, file: str, line: int, at: str, notes: list[str],
-           start: int = 0) -> list[Part]:
-    """Content blocks other than tool_result → parts (tool_use included); ``start`` numbers them."""
+def block_parts(blocks: str | list[Any] | None, *, file: str, line: int, at: str, notes: list[str],
+                start: int = 0) -> list[Part]:
+    """Anthropic content blocks other than tool_result → parts (tool_use included), in order.
+
+    ``[{"type": "text", "text": "hi"}]`` → ``[TextPart("hi")]``; a string is one text part. ``start``
+    numbers the blocks in ``at`` (``message.content[3]``) for errors, which are TranscriptErrors naming
+    file, line and field. Shared with the Anthropic Messages reader. Plumbing for chapter 02.
+    """
     if blocks is None or isinstance(blocks, str):
         return [TextPart(blocks)] if blocks else []
     parts: list[Part] = []
@@ -172,7 +178,7 @@ class LineReader:
     def assistant(self, obj: dict[str, Any], thread: str, line: int) -> None:
         """One assistant line: its blocks join the response of its ``message.id`` (a new one if first)."""
         a = check(_AssistantLine, obj, file=self.file, line=line)
-        parts = _parts(a.message.content, file=self.file, line=line, at="message.content", notes=self.notes)
+        parts = block_parts(a.message.content, file=self.file, line=line, at="message.content", notes=self.notes)
         key = (thread, a.message.id or a.uuid)
         resp = self.responses.get(key)
         if resp is None:
@@ -201,7 +207,7 @@ class LineReader:
         u = check(_UserLine, obj, file=self.file, line=line)
         src, content, file = SourceRef(self.file, line), u.message.content, self.file
         if u.isCompactSummary:
-            text = "\n".join(p.text for p in _parts(content, file=file, line=line, at="message.content",
+            text = "\n".join(p.text for p in block_parts(content, file=file, line=line, at="message.content",
                                                     notes=self.notes) if isinstance(p, TextPart))
             slot = self.pending.pop(thread, None)
             if slot is not None:
@@ -231,12 +237,12 @@ class LineReader:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 flush()
                 r = check(_ToolResult, block, file=file, line=line, at=f"message.content[{i}]")
-                parts = _parts(r.content, file=file, line=line, at=f"message.content[{i}].content", notes=self.notes)
+                parts = block_parts(r.content, file=file, line=line, at=f"message.content[{i}].content", notes=self.notes)
                 out.append(Message(role="tool", parts=tuple(parts), id=new_id(), tool_call_id=r.tool_use_id,
                                    tool_name=self.tool_names.get(r.tool_use_id), is_error=bool(r.is_error),
                                    timestamp=u.timestamp, thread=thread, source=src))
             else:
-                run += _parts(block if isinstance(block, str) else [block], file=file, line=line,
+                run += block_parts(block if isinstance(block, str) else [block], file=file, line=line,
                               at="message.content", notes=self.notes, start=i)
         if not out and not run:
             run.append(TextPart(""))  # an empty user line is still a message

@@ -17,7 +17,8 @@ from pathlib import Path
 from ctxlab.io.codec import loads
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Transcript
-from ctxlab.io.session import Session, _LineProblem, _parse
+from ctxlab.io.session import Session
+from ctxlab.io.session_file import LineProblem, parse_session
 
 from ctxlab.io.formats._detect import read_regular
 
@@ -50,11 +51,11 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
     """One conversation: root → newest leaf. ``strict=False`` skips bad lines (noted) instead of raising."""
     path = Path(path)
     try:
-        parsed = _parse(read_regular(path), path.name, strict=strict)
-    except _LineProblem as p:
+        parsed = parse_session(read_regular(path), path.name, strict=strict)
+    except LineProblem as p:
         raise TranscriptError(path.name, p.line, p.problem,
                               hint="Fix the line or load with strict=False to skip it.") from None
-    session = Session._from_parsed(parsed, None)
+    session = Session.from_parsed(parsed, None)
     conversation = session.conversation()
     return Transcript(format=NAME, file=path.name, conversations=(conversation,),
                       notes=tuple(session.warnings))

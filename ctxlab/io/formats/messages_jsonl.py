@@ -38,7 +38,7 @@ from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Transcript
 from ctxlab.io.formats import anthropic_messages, bad, iter_jsonl, skip_note
 from ctxlab.io.formats.openai_chat import MINI_SWE_AGENT
-from ctxlab.io.formats.openai_chat import _tools_from as openai_tool_specs  # OpenAI chat "tools" → ToolSpecs
+from ctxlab.io.formats.openai_chat import tool_specs as openai_tool_specs  # OpenAI chat "tools" → ToolSpecs
 from ctxlab.io.formats.openai_chat import conversation as openai_conversation
 
 NAME = "messages-jsonl"

@@ -50,6 +50,7 @@ from typing import Any, Callable
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Conversation, ToolSpec, Transcript
 from ctxlab.io.formats import bad, load_json, skip_note
+from ctxlab.io.formats import sharegpt
 from ctxlab.io.formats.chat_messages import conversation
 from ctxlab.io.formats.mini_swe_responses import mini_swe_conversation
 
@@ -58,12 +59,16 @@ EXPECTS = 'a JSON list of {"role", "content"} chat messages, or {"messages": [..
 _ROLES = re.compile(r'"role"\s*:\s*"(system|developer|user|assistant|tool|function)"')
 
 
-def _tools_from(raw: Any, *, file: str = "", line: int | None = None, at: str = "tools") -> tuple[ToolSpec, ...]:
+def tool_specs(raw: Any, *, file: str = "", line: int | None = None, at: str = "tools") -> tuple[ToolSpec, ...]:
     """OpenAI ``tools`` (``[{"type": "function", "function": {...}}]``, or that list as a JSON string,
-    as LLaMA-Factory writes it) → ToolSpecs."""
+    as LLaMA-Factory writes it) → ToolSpecs.
+
+    ``[{"type": "function", "function": {"name": "ls"}}]`` → ``(ToolSpec("ls", "", {"type": "object",
+    "properties": {}}),)``; entries without a name are skipped. A JSON string is read by
+    :func:`.sharegpt.tool_specs`, whose TranscriptError names file, line and ``at``. Plumbing for chapter 02.
+    """
     if isinstance(raw, str):
-        from ctxlab.io.formats.sharegpt import tool_specs  # the JSON-string form, with its errors
-        return tool_specs(raw, file=file, line=line, at=at)
+        return sharegpt.tool_specs(raw, file=file, line=line, at=at)  # the JSON-string form, with its errors
     specs = []
     for item in raw if isinstance(raw, list) else []:
         fn = item.get("function", item) if isinstance(item, dict) else None
@@ -112,7 +117,7 @@ def _sample(obj: dict[str, Any], conv_id: str, file: str, line_of: Callable[[Any
             notes: list[str], *, at: str) -> Conversation:
     """``{"messages": [...], "tools": ..., "model": ...}`` → one conversation."""
     line = line_of(obj)
-    tools = _tools_from(obj.get("tools"), file=file, line=line, at=at.replace("messages", "tools"))
+    tools = tool_specs(obj.get("tools"), file=file, line=line, at=at.replace("messages", "tools"))
     model = obj.get("model") if isinstance(obj.get("model"), str) else None
     return conversation(conv_id, obj["messages"], file=file, line_of=line_of, strict=strict, notes=notes, at=at,
                         fallback_line=line, tools=tools, model=model)

@@ -41,8 +41,8 @@ from pydantic import BaseModel
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Conversation, Entry, Item, Message, SourceRef, TextPart, Transcript
 from ctxlab.io.formats import LeftOut, bad, check, head_objects, iter_jsonl, skip_note
-from ctxlab.io.formats.pi_messages import (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, _iso, _message, _parts,  # noqa: F401 (_iso)
-                          _SummaryLine, _User)
+from ctxlab.io.formats.pi_messages import (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, ContentPayload, SummaryLine,
+                                          content_parts, to_message)
 
 NAME = "pi"
 class _Header(BaseModel):
@@ -179,7 +179,7 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
             meta: dict[str, Any] = dict(id=item_id, timestamp=base.timestamp, source=src)
             if kind == "message":
                 entry = check(_MessageLine, obj, file=file, line=line)
-                item = _message(entry.message, meta, file=file, line=line, model=model, provider=provider, notes=notes)
+                item = to_message(entry.message, meta, file=file, line=line, model=model, provider=provider, notes=notes)
             elif kind == "model_change":
                 change = check(_ModelChange, obj, file=file, line=line)
                 model, provider = change.modelId, change.provider or provider
@@ -203,15 +203,15 @@ def read(path: Path, *, strict: bool = True) -> Transcript:
                     notes.append(f"line {line}: compaction made by an extension (fromHook)")
                 item = Entry("compaction", item_id, data, base.timestamp, source=src)
             elif kind == "branch_summary":
-                summary = check(_SummaryLine, obj, file=file, line=line).summary
+                summary = check(SummaryLine, obj, file=file, line=line).summary
                 if not summary:  # buildSessionContext sends a branch summary only when it has text
                     left_out["branch_summary (empty)"] += 1
                     continue
                 item = Message(role="user", parts=(TextPart(BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX),),
                                origin="compact_summary", model=model, provider=provider, **meta)
             elif kind == "custom_message":
-                content = check(_User, obj, file=file, line=line).content
-                item = Message(role="user", parts=tuple(_parts(content, file=file, line=line, at="content", notes=notes)),
+                content = check(ContentPayload, obj, file=file, line=line).content
+                item = Message(role="user", parts=tuple(content_parts(content, file=file, line=line, at="content", notes=notes)),
                                origin="system", model=model, provider=provider, **meta)
             elif kind == "session_info":
                 item = Entry("title", item_id, {"title": check(_SessionInfo, obj, file=file, line=line).name},

@@ -24,7 +24,9 @@ _WRAP = {"branchSummary": (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX),
 _STOP = {"toolUse": "tool_use", "stop": "stop", "aborted": "aborted", "error": "error", "length": "length"}
 
 
-class _SummaryLine(BaseModel):
+class SummaryLine(BaseModel):
+    """A pi summary payload or ``branch_summary`` line: its ``summary`` text. Plumbing for chapter 02."""
+
     summary: str
 
 
@@ -45,11 +47,14 @@ class _Usage(BaseModel):
     cost: _Cost | None = None
 
 
-class _User(BaseModel):
+class ContentPayload(BaseModel):
+    """A pi payload with ``content`` (a string or content blocks): user, custom and hook messages, a
+    ``custom_message`` line; the assistant and tool-result payloads extend it. Plumbing for chapter 02."""
+
     content: str | list[Any]
 
 
-class _Assistant(_User):
+class _Assistant(ContentPayload):
     content: list[Any]
     provider: str | None = None
     model: str | None = None
@@ -59,7 +64,7 @@ class _Assistant(_User):
     errorMessage: str | None = None
 
 
-class _ToolResult(_User):
+class _ToolResult(ContentPayload):
     toolCallId: str
     toolName: str | None = None
     content: str | list[Any] = ""
@@ -97,7 +102,12 @@ class _ToolCall(BaseModel):
     arguments: Any = None
 
 
-def _parts(content: str | list[Any], *, file: str, line: int, at: str, notes: list[str]) -> list[Part]:
+def content_parts(content: str | list[Any], *, file: str, line: int, at: str, notes: list[str]) -> list[Part]:
+    """pi content (a string, or ``text`` / ``image`` / ``thinking`` / ``toolCall`` blocks) → parts, in order.
+
+    ``"hi"`` → ``[TextPart("hi")]``; an unknown block is kept as its JSON text and noted in ``notes``.
+    A bad block raises TranscriptError naming file, line and ``at[i]``. Plumbing for chapter 02.
+    """
     if isinstance(content, str):
         return [TextPart(content)] if content else []
     parts: list[Part] = []
@@ -133,8 +143,10 @@ def _bash_text(b: _Bash) -> str:
     return text
 
 
-def _iso(ms: Any) -> str | None:
-    """pi's message timestamps are Unix milliseconds: ``1735725601000`` → ``"2025-01-01T10:00:01.000Z"``."""
+def iso_time(ms: Any) -> str | None:
+    """pi's message timestamps are Unix milliseconds: ``1735725601000`` → ``"2025-01-01T10:00:01.000Z"``.
+
+    A string is returned as it is; anything else that is not a number → None. Plumbing for chapter 02."""
     if isinstance(ms, str):
         return ms
     if not isinstance(ms, (int, float)) or isinstance(ms, bool):
@@ -150,17 +162,20 @@ def _usage(u: _Usage, raw: dict[str, Any]) -> Usage:
                  output_tokens=u.output, cost_usd=cost, raw=raw)
 
 
-def _message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: int, model: str | None,
-             provider: str | None, notes: list[str]) -> Message:
-    """One pi ``message`` payload → a Message (raises TranscriptError on a bad shape)."""
+def to_message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: int, model: str | None,
+               provider: str | None, notes: list[str]) -> Message:
+    """One pi ``message`` payload → a Message (raises TranscriptError on a bad shape).
+
+    ``meta`` holds the Message fields the line gives (id, timestamp, source, ...); ``model`` and
+    ``provider`` are the session's, overridden by an assistant payload's own. Plumbing for chapter 02."""
     role = raw.get("role")
-    meta = {**meta, "model": model, "provider": provider, "timestamp": meta["timestamp"] or _iso(raw.get("timestamp"))}
+    meta = {**meta, "model": model, "provider": provider, "timestamp": meta["timestamp"] or iso_time(raw.get("timestamp"))}
 
     def parts(content: str | list[Any]) -> tuple[Part, ...]:
-        return tuple(_parts(content, file=file, line=line, at="message.content", notes=notes))
+        return tuple(content_parts(content, file=file, line=line, at="message.content", notes=notes))
 
     if role == "user":
-        return Message(role="user", parts=parts(check(_User, raw, file=file, line=line, at="message").content), **meta)
+        return Message(role="user", parts=parts(check(ContentPayload, raw, file=file, line=line, at="message").content), **meta)
     if role == "assistant":
         a = check(_Assistant, raw, file=file, line=line, at="message")
         meta.update(model=a.model or model, provider=a.provider or provider)
@@ -175,10 +190,10 @@ def _message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: int,
         b = check(_Bash, raw, file=file, line=line, at="message")
         return Message(role="user", parts=(TextPart(_bash_text(b)),), origin="meta" if b.excludeFromContext else "shell", **meta)
     if role in ("custom", "hookMessage"):
-        return Message(role="user", parts=parts(check(_User, raw, file=file, line=line, at="message").content),
+        return Message(role="user", parts=parts(check(ContentPayload, raw, file=file, line=line, at="message").content),
                        origin="system", **meta)
     if role in ("branchSummary", "compactionSummary"):
-        s = check(_SummaryLine, raw, file=file, line=line, at="message")
+        s = check(SummaryLine, raw, file=file, line=line, at="message")
         prefix, suffix = _WRAP[role]
         return Message(role="user", parts=(TextPart(prefix + s.summary + suffix),), origin="compact_summary", **meta)
     raise bad(file, line, f"unknown role {role!r}; pi writes user, assistant, toolResult, bashExecution, custom",

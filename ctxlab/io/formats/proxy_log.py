@@ -28,7 +28,7 @@ its newest request's messages plus its last reply, read by the Anthropic Message
 reader; each assistant message a logged call produced gets its usage (neutral fields, raw kept;
 ``cost_usd["total"]`` when logged), model, response id, time and ``source`` = its log line (earlier
 replies are the versions the agent sent back). :func:`recorded_requests` gives each call's body as
-recorded; :func:`ctxlab.lab.fidelity.body_fidelity` measures ctxlab's own rendering against it. A conversation whose calls
+recorded; :func:`ctxlab.lab.fidelity_bodies.body_fidelity` measures ctxlab's own rendering against it. A conversation whose calls
 has ``inferred_head_tokens=0``: the log shows every byte of the head that was sent, so nothing is inferred.
 
 Simplified on purpose: headers, ``metadata``, ``temperature``, ``max_tokens`` stay in the recorded
@@ -298,7 +298,7 @@ def recorded_requests(path: str | Path, *, strict: bool = True) -> list[Recorded
     """Every model call of a proxy log in log order with its recorded body. Chapters 02 and 04.
 
     ``recorded_requests("log.jsonl")[0].body["messages"]`` is the message list that call really sent;
-    ``.sent`` is that request read into a Conversation (what :func:`ctxlab.lab.fidelity.body_fidelity`
+    ``.sent`` is that request read into a Conversation (what :func:`ctxlab.lab.fidelity_bodies.body_fidelity`
     renders again and compares with ``body``).
     """
     path = Path(path)

@@ -1,0 +1,71 @@
+"""Chapter 06's cost of regenerating a summary: every call or only on a change, fresh or on the cached prefix.
+
+Unlike :mod:`ctxlab.lab.ch06_summaries` (what a summary keeps), this measures what making it costs:
+:func:`regeneration_rows` replays ``budgeted+summary`` under each option of
+:class:`~ctxlab.summary_strategy.BudgetedSummaryStrategy` (:data:`REGENERATION_OPTIONS`) and sums the
+ledger's summary-call rows apart from the main calls (:class:`RegenerationRow`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ctxlab.fast import FAST
+from ctxlab.messages import Conversation
+from ctxlab.replay import ReplayResult, replay
+from ctxlab.summary_strategy import BudgetedSummaryStrategy
+
+REGENERATION_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("every call, fresh (the texts)", {}),
+    ("every call, on the cached prefix", {"on_cached_prefix": True}),
+    ("on change, fresh", {"regenerate": "on_change"}),
+    ("on change, on the cached prefix", {"regenerate": "on_change", "on_cached_prefix": True}),
+)
+REGENERATION_COLUMNS = ("summary regenerated", "summary calls", "their prompt", "read", "written", "output",
+                        "summary cost", "main calls cost", "total", "hit rate")
+
+
+@dataclass(frozen=True)
+class RegenerationRow:
+    """One option of :class:`~ctxlab.summary_strategy.BudgetedSummaryStrategy`: its summary-call rows summed (tokens,
+    USD), what the main calls cost, the total and the token-weighted hit rate of the whole ledger. Chapter 06."""
+
+    option: str
+    summary_calls: int
+    summary_input_tokens: int
+    summary_read_tokens: int
+    summary_write_tokens: int
+    summary_output_tokens: int
+    summary_cost_usd: float
+    main_cost_usd: float
+    total_cost_usd: float
+    hit_rate: float
+
+    def as_row(self) -> tuple[Any, ...]:
+        """One line of :data:`REGENERATION_COLUMNS`. Chapter 06."""
+        return (self.option, self.summary_calls, self.summary_input_tokens, self.summary_read_tokens,
+                self.summary_write_tokens, self.summary_output_tokens, f"${self.summary_cost_usd:,.4f}",
+                f"${self.main_cost_usd:,.4f}", f"${self.total_cost_usd:,.4f}", f"{100 * self.hit_rate:.1f}%")
+
+
+def regeneration_rows(conversation: Conversation, window: int, placement: str = "system_end",
+                      options: Sequence[tuple[str, dict[str, Any]]] = REGENERATION_OPTIONS,
+                      done: ReplayResult | None = None) -> list[RegenerationRow]:
+    """Replay ``budgeted+summary`` under each option at ``window``; sum the ledger's summary-call rows
+    (their ``kind`` is ``"summary"``) and the main calls apart. Unpriced rows count as 0. ``done``:
+    the replay with the default options (every call, fresh), already run, used for an option without
+    settings. Chapter 06."""
+    out = []
+    for label, opts in options:
+        strategy = BudgetedSummaryStrategy(placement=placement, **opts)  # type: ignore[arg-type]
+        result = done if done is not None and not opts else replay(conversation, strategy, window=window, speedup=FAST)
+        side = [r for r in result.ledger.rows if r.kind == "summary"]
+        main = [r for r in result.ledger.rows if r.message_id is not None]
+        totals = result.ledger.totals()
+        out.append(RegenerationRow(label, len(side), sum(r.total_input_tokens for r in side),
+                                   sum(r.cache_read_tokens for r in side), sum(r.cache_write_tokens for r in side),
+                                   sum(r.output_tokens for r in side), sum(r.cost_usd or 0.0 for r in side),
+                                   sum(r.cost_usd or 0.0 for r in main), totals.cost_usd or 0.0, totals.hit_rate))
+    return out
+

@@ -1,0 +1,324 @@
+"""One suite, run plain and fast: ``ctxlab/fast/`` gives exactly the book's answers (issue 15).
+
+The rasbt/LLMs-from-scratch way (its KV cache is tested by one test parametrised over the plain and the
+cached model, against one expected output): every test here runs twice, with ``speedup=None`` — the
+book's own ``MessageMeter`` and ``render_blocks``, every call worked out from scratch — and with
+``speedup=FAST`` (incremental meters and a render cache), and compares what it gets with one expected
+output, the plain path's (worked out once per test process; the plain case then checks that a replay
+leaves nothing behind that changes the next one):
+
+* a replay of the bundled sample under every strategy: the ledger rows, each call's context (its
+  messages, report, notes and token fields), the rendered request's blocks (digests, tokens,
+  breakpoints), the new entries and the notes; the sample's ledger totals are also written below;
+* a replay of every shared transcript (``@pytest.mark.shared``) under two strategies in the default run,
+  and under every strategy with and without a window under ``-m thorough``;
+* an agent loop (:class:`~ctxlab.loop.AgentLoop`) driven through the sample's calls: every request.
+
+Run ``python tests/test_fast.py`` to print the sample's totals (to update :data:`SAMPLE_TOTALS` when a
+chapter's numbers are meant to change).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import skip_unless_a_reader_recognises
+
+from ctxlab.context import Context
+from ctxlab.fast import FAST, IncrementalMeter, RenderCache
+from ctxlab.io import formats
+from ctxlab.io.session import Session
+from ctxlab.ledger import LedgerRow
+from ctxlab.loop import AgentLoop
+from ctxlab.messages import Conversation, Message
+from ctxlab.render import RenderedRequest
+from ctxlab.replay import STRATEGY_NAMES, ReplayResult, get_strategy, replay
+from ctxlab.tables.profiles import profile_for, with_window
+from ctxlab.tokens import MessageMeter
+
+SPEEDUPS = pytest.mark.parametrize("speedup", [None, FAST], ids=["plain", "fast"])
+WINDOW = 30_000  # the chapters' window on the sample: every strategy cuts, compacts or pages under it
+SHARED_DEFAULT = ("budgeted", "compaction")  # the default run on every shared file; -m thorough runs them all
+
+# The sample's ledger totals under each strategy at WINDOW (and full at its own window): calls (rows),
+# total input, cache read, cache write and output tokens. Both paths must give them.
+SAMPLE_TOTALS: dict[tuple[str, int | None], tuple[int, ...]] = {
+    ("full", None): (77, 2_506_865, 2_296_506, 210_359, 6_448),
+    ("sliding", 30_000): (77, 641_044, 555_260, 73_610, 6_448),
+    ("budgeted", 30_000): (77, 641_044, 555_260, 73_610, 6_448),
+    ("recorded", 30_000): (77, 2_506_865, 2_296_506, 210_359, 6_448),
+    ("pruned", 30_000): (77, 1_365_123, 1_175_306, 189_817, 6_448),
+    ("paged", 30_000): (77, 1_354_791, 1_174_880, 179_911, 6_448),
+    ("budgeted+summary", 30_000): (124, 2_598_064, 2_312_235, 267_898, 78_840),
+    ("compaction", 30_000): (79, 1_008_380, 894_438, 113_942, 8_752),
+    ("pipeline", 30_000): (78, 1_097_376, 984_443, 112_933, 7_700),
+}
+
+
+# ---- what a replay gave, in a form two runs can be compared in ----------------------------------------
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode("utf-8")).hexdigest()[:32]
+
+
+class Digests:
+    """A digest per message, made once per message object (a replay's contexts share their messages)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[Message, str]] = {}  # id(message) -> (message, digest): the object pins its id
+
+    def message(self, msg: Message) -> str:
+        hit = self._seen.get(id(msg))
+        if hit is None or hit[0] is not msg:
+            hit = self._seen[id(msg)] = (msg, _digest(msg))
+        return hit[1]
+
+    def context(self, ctx: Context) -> str:
+        """Everything a Context holds: its messages, report, notes, token fields, system, tools and profile."""
+        return _digest((tuple(self.message(m) for m in ctx.messages), ctx.report, ctx.notes, ctx.system, ctx.tools,
+                        ctx.profile, ctx.counter, ctx.budget_tokens, ctx.tools_tokens, ctx.system_tokens,
+                        ctx.head_tokens, ctx.overhead_tokens, ctx.message_tokens))
+
+
+def request_digest(req: RenderedRequest) -> str:
+    """A rendered request's blocks (kind, label, digest, prefix digest, tokens, breakpoint) and its totals."""
+    return _digest((req.provider, req.model, req.thinking, req.overhead_tokens, req.cum_tokens,
+                    tuple((b.kind, b.label, b.digest, b.prefix_digest, b.tokens, b.breakpoint, b.message_id)
+                          for b in req.blocks)))
+
+
+class Recording:
+    """A strategy with every context it decides kept (a replay keeps only their sizes); otherwise the strategy."""
+
+    def __init__(self, strategy: Any) -> None:
+        self.strategy, self.name, self.contexts = strategy, strategy.name, []
+
+    def decide(self, history: Conversation, call: Any, profile: Any, meter: MessageMeter) -> Any:
+        decision = self.strategy.decide(history, call, profile, meter)
+        self.contexts.append([decision.context] + [side.context for side in decision.side_calls])
+        return decision
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.strategy, name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Replayed:
+    """A replay's outcome: its ledger rows, per call (context digests, request digest, notes, overflow), the
+    new entries and the notes; or the error it raised (type and message)."""
+
+    rows: tuple = ()
+    calls: tuple = ()
+    entries: tuple = ()
+    notes: tuple = ()
+    error: str | None = None
+
+
+def replayed(conversation: Conversation, strategy: str, window: int | None, speedup: Any) -> Replayed:
+    recording = Recording(get_strategy(strategy))
+    try:
+        result: ReplayResult = replay(conversation, recording, window=window, speedup=speedup)
+    except ValueError as err:  # CtxlabError (BudgetError, OrphanError, ...) is a ValueError
+        return Replayed(error=f"{type(err).__name__}: {err}")
+    digests = Digests()
+    assert len(recording.contexts) == len(result.records)
+    calls = tuple((tuple(digests.context(c) for c in contexts), request_digest(rec.request), rec.notes,
+                   rec.overflow, rec.context_tokens, rec.messages)
+                  for contexts, rec in zip(recording.contexts, result.records))
+    return Replayed(tuple(dataclasses.astuple(r) for r in result.ledger.rows), calls,
+                    tuple(repr(e) for e in result.new_entries), tuple(result.notes))
+
+
+def where_they_part(got: Any, expected: Any) -> str:
+    """The first field and position where two outcomes differ, for the assertion message."""
+    if got.error != expected.error:
+        return f"error: {got.error!r} != {expected.error!r}"
+    for name in ("rows", "calls", "entries", "notes"):
+        a, b = getattr(got, name), getattr(expected, name)
+        if a != b:
+            k = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            return f"{name}[{k}] differs ({len(a)} vs {len(b)} items): {a[k:k + 1]!r} != {b[k:k + 1]!r}"
+    return "equal"
+
+
+def assert_same(got: Any, expected: Any) -> None:
+    assert got == expected, where_they_part(got, expected)
+
+
+# ---- the bundled sample ----------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def expected_on_sample(strategy: str, window: int | None) -> Replayed:
+    from ctxlab.lab.workbook import load_workbook_conversation
+
+    return replayed(load_workbook_conversation(), strategy, window, None)
+
+
+def totals(outcome: Replayed) -> tuple[int, ...]:
+    """(rows, total input, cache read, cache write, output tokens) summed over the ledger."""
+    fields = [f.name for f in dataclasses.fields(LedgerRow)]
+    at = [fields.index(n) for n in ("total_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")]
+    return (len(outcome.rows), *(sum(r[k] for r in outcome.rows) for k in at))
+
+
+@SPEEDUPS
+@pytest.mark.parametrize("strategy, window", sorted(SAMPLE_TOTALS, key=lambda k: STRATEGY_NAMES.index(k[0])),
+                         ids=[f"{s}-{w or 'own window'}" for s, w in sorted(
+                             SAMPLE_TOTALS, key=lambda k: STRATEGY_NAMES.index(k[0]))])
+def test_the_sample_replays_to_the_same_ledger_contexts_and_requests(sample, strategy, window, speedup):
+    got = replayed(sample, strategy, window, speedup)
+    assert got.error is None and len(got.calls) >= 77
+    assert totals(got) == SAMPLE_TOTALS[(strategy, window)]
+    assert_same(got, expected_on_sample(strategy, window))
+
+
+@pytest.mark.thorough
+@SPEEDUPS
+@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+def test_the_sample_replays_alike_at_its_own_window(sample, strategy, speedup):
+    assert_same(replayed(sample, strategy, None, speedup), expected_on_sample(strategy, None))
+
+
+def test_the_fast_path_is_really_taken(sample):
+    """FAST's meters answer build_context from memory and its renderer continues earlier requests: without
+    this, the tests above would compare the plain path with itself."""
+    recording = Recording(get_strategy("budgeted"))
+    meters: list[MessageMeter] = []
+
+    def meter(profile: Any) -> MessageMeter:
+        meters.append(IncrementalMeter(profile))
+        return meters[-1]
+
+    caches: list[RenderCache] = []
+
+    def renderer() -> RenderCache:
+        caches.append(RenderCache())
+        return caches[-1]
+
+    replay(sample, recording, window=WINDOW, speedup=dataclasses.replace(FAST, meter=meter, renderer=renderer))
+    assert meters and all(isinstance(m, IncrementalMeter) and m.memos for m in meters)
+    assert len(caches) == 1 and caches[0]._recent  # one render cache a replay, holding earlier requests
+
+
+# ---- every shared transcript -------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=2)
+def conversations_of(path: Path) -> tuple[Conversation, ...]:
+    return tuple(formats.load(path).conversations)  # read once: a replay changes nothing in its conversation
+
+
+def replayed_file(path: Path, strategy: str, window: int | None, speedup: Any) -> tuple[Replayed, ...]:
+    """Every conversation of the file replayed on its own."""
+    return tuple(replayed(conv, strategy, window, speedup) for conv in conversations_of(path))
+
+
+@functools.lru_cache(maxsize=4)
+def expected_on_file(path: Path, strategy: str, window: int | None) -> tuple[Replayed, ...]:
+    return replayed_file(path, strategy, window, None)
+
+
+def check_shared(shared_transcripts: Path, shared_transcript: str, strategy: str, window: int | None,
+                 speedup: Any) -> None:
+    path = shared_transcripts / shared_transcript
+    if not path.is_file():
+        pytest.skip(f"no transcript files under {shared_transcripts}")
+    skip_unless_a_reader_recognises(path)
+    got, expected = replayed_file(path, strategy, window, speedup), expected_on_file(path, strategy, window)
+    assert len(got) == len(expected)
+    for k, (a, b) in enumerate(zip(got, expected)):
+        assert a == b, f"conversation {k}: {where_they_part(a, b)}"
+
+
+@pytest.mark.shared
+@SPEEDUPS
+@pytest.mark.parametrize("strategy", SHARED_DEFAULT)
+def test_every_shared_transcript_replays_alike(shared_transcripts, shared_transcript, strategy, speedup):
+    check_shared(shared_transcripts, shared_transcript, strategy, WINDOW, speedup)
+
+
+@pytest.mark.shared
+@pytest.mark.thorough
+@SPEEDUPS
+@pytest.mark.parametrize("window", [None, WINDOW], ids=["own window", "30k"])
+@pytest.mark.parametrize("strategy", STRATEGY_NAMES)
+def test_every_shared_transcript_replays_alike_under_every_strategy(shared_transcripts, shared_transcript, strategy,
+                                                                   window, speedup):
+    check_shared(shared_transcripts, shared_transcript, strategy, window, speedup)
+
+
+# ---- the agent loop ------------------------------------------------------------------------------------------
+
+MODEL = "claude-sonnet-4-5"
+
+
+def drive(conversation: Conversation, strategy: str, speedup: Any) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """An AgentLoop fed the sample's items in order: each recorded reply is preceded by ``next_request()``;
+    returns every request as (context digest, digest of both bodies, notes)."""
+    session = Session.in_memory(system=conversation.system, tools=conversation.tools, model=MODEL)
+    loop = AgentLoop(session, strategy, model=MODEL, profile=with_window(profile_for(MODEL), WINDOW),
+                     speedup=speedup)
+    digests, requests = Digests(), []
+    for item in conversation.items:
+        if isinstance(item, Message) and item.role == "assistant" and item.origin is None:
+            request = loop.next_request()
+            bodies = json.dumps([request.anthropic_body, request.openai_body], sort_keys=True, ensure_ascii=False)
+            requests.append((digests.context(request.context), _digest(bodies), request.notes))
+            loop.record_response(item.text, [(c.id, c.name, c.arguments) for c in item.tool_calls],
+                                 stop_reason=item.stop_reason)
+        elif isinstance(item, Message) and item.is_real_user:
+            loop.add_user(item.text)
+        elif isinstance(item, Message) and item.role == "tool":
+            loop.add_tool_result(item.tool_call_id or "", item.text, name=item.name, is_error=item.is_error)
+        else:  # entries and messages of other origins go into the record as they are
+            session.append(item)
+    return tuple(requests)
+
+
+@functools.lru_cache(maxsize=4)
+def expected_loop(strategy: str) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    from ctxlab.lab.workbook import load_workbook_conversation
+
+    return drive(load_workbook_conversation(), strategy, None)
+
+
+@SPEEDUPS
+@pytest.mark.parametrize("strategy", ["budgeted", "compaction", "pipeline"])
+def test_an_agent_loop_builds_the_same_requests(sample, strategy, speedup):
+    got = drive(sample, strategy, speedup)
+    assert len(got) == 77
+    assert got == expected_loop(strategy)
+
+
+def test_a_plain_replay_takes_the_books_path(sample):
+    """Without a speedup every strategy gets the book's own meter (no memory of earlier contexts)."""
+    seen: list[MessageMeter] = []
+    strategy = get_strategy("budgeted")
+    decide = strategy.decide
+
+    def spy(history: Conversation, call: Any, profile: Any, meter: MessageMeter) -> Any:
+        seen.append(meter)
+        return decide(history, call, profile, meter)
+
+    strategy.decide = spy  # type: ignore[method-assign]
+    replay(sample, strategy, window=WINDOW)
+    assert seen and all(type(m) is MessageMeter for m in seen)
+
+
+def test_a_plain_agent_loop_has_a_plain_meter(tmp_path):
+    session = Session.in_memory(model=MODEL)
+    assert type(AgentLoop(session, model=MODEL).meter) is MessageMeter
+    assert isinstance(AgentLoop(session, model=MODEL, speedup=FAST).meter, IncrementalMeter)
+
+
+if __name__ == "__main__":
+    from ctxlab.lab.workbook import load_workbook_conversation
+
+    conv = load_workbook_conversation()
+    for key in sorted(SAMPLE_TOTALS, key=lambda k: STRATEGY_NAMES.index(k[0])):
+        print(f"    {key!r}: ({', '.join(f'{n:_}' for n in totals(replayed(conv, *key, None)))}),")
