@@ -250,3 +250,31 @@ def test_the_layer_rules_catch_what_they_should(tmp_path, monkeypatch):
         test_no_import_circle()
     with pytest.raises(AssertionError, match="ctxlab.messages:1 -> ctxlab.tokens"):
         test_the_book_imports_only_earlier_chapters()
+
+
+def _wing_modules(wing: str) -> list[str]:
+    return [m for m in MODULES if layer(m) == wing and not m.rsplit(".", 1)[-1].startswith("_") and m != f"ctxlab.{wing}"]
+
+
+@pytest.mark.parametrize("module", _wing_modules("lab"))
+def test_lab_imports_no_ui_library(module):
+    """lab/ returns rows; drawing them is widgets/'s job."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert not imported & {"ipywidgets", "plotly", "IPython"}
+
+
+@pytest.mark.parametrize("module", _wing_modules("lab") + _wing_modules("widgets"))
+def test_every_public_name_of_lab_and_widgets_names_its_chapter(module):
+    """d2l's rule, for the wings the chapters call: the module and each public function and class it
+    defines name the chapter that uses them."""
+    import importlib
+    import inspect
+
+    mod = importlib.import_module(module)
+    chapter = re.compile(r"[Cc]hapters? \d\d")
+    assert chapter.search(mod.__doc__ or ""), f"{module}'s docstring names no chapter"
+    missing = [n for n, o in vars(mod).items() if not n.startswith("_") and (inspect.isclass(o) or inspect.isfunction(o))
+               and o.__module__ == module and not chapter.search(inspect.getdoc(o) or "")]
+    assert not missing, f"{module}: {missing}"

@@ -2,6 +2,7 @@
 
 Every chapter, widget, test and generator that reads a committed table takes its path from here, so a
 moved file is one edit. Paths only: the readers of these files sit beside the chapter that reads them.
+Chapters 00–08 read them.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def _version(dist: str) -> str:
 
 
 def versions() -> dict[str, str]:
-    """The versions a chapter depends on: ``{"python": "3.11.9", "ctxlab": "0.1.0", ...}``."""
+    """The versions a chapter depends on: ``{"python": "3.11.9", "ctxlab": "0.1.0", ...}``. Chapter 00."""
     out = {"python": platform.python_version()}
     for dist in ("ctxlab", "tiktoken", "plotly", "ipywidgets", "pandas"):
         out[dist] = _version(dist)
@@ -32,7 +32,7 @@ def setup_plots() -> None:
     """Make figures reproducible and offline: the ``plotly_mimetype`` renderer and ctxlab's template.
 
     The mimetype renderer stores figure JSON only (no random div ids, no plotly.js from a CDN);
-    the template is ctxlab's own, so a plotly upgrade does not change the stored figures.
+    the template is ctxlab's own, so a plotly upgrade does not change the stored figures. Chapter 00.
     """
     import plotly.io as pio  # here, not at the top: a chapter with no figures never pays for plotly
 
@@ -46,6 +46,7 @@ def banner(chapter: str = "", plots: bool = True) -> None:
     ``banner("01 token accounting")`` → ``ctxlab workbook · 01 token accounting`` and a line of
     versions. The chapters mark this cell ``# NBVAL_IGNORE_OUTPUT``: versions change. A chapter with
     no figures passes ``plots=False``: plotly's renderer set-up costs about a second and a half.
+    Chapters 00–08 open with it.
     """
     if plots:
         setup_plots()
