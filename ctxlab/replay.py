@@ -26,7 +26,8 @@ from typing import Any, Callable, Iterable, Protocol
 from ctxlab.base import validate
 from ctxlab.cache_anthropic import AnthropicCache
 from ctxlab.cache_openai import OpenAICache
-from ctxlab.checks import check_context
+from ctxlab.cache import CacheOutcome
+from ctxlab.checks import Violation, check_context
 from ctxlab.context import Context
 from ctxlab.ledger import Ledger, from_outcome
 from ctxlab.messages import Conversation, Entry, Item, Message, parse_time
@@ -79,9 +80,9 @@ class CallRecord:
     messages: int
     notes: tuple[str, ...]
     overflow: bool
-    outcome: Any
+    outcome: CacheOutcome
     request: RenderedRequest
-    violations: tuple[Any, ...] = ()  # broken invariants (checks.py), when the replay was asked to check
+    violations: tuple[Violation, ...] = ()  # broken invariants (checks.py), when the replay was asked to check
 
 
 @dataclass
@@ -89,7 +90,7 @@ class ReplayResult:
     """The ledger of a replay plus the per-call records and what the replay assumed. Chapter 04."""
 
     strategy: str
-    ledger: Any
+    ledger: Ledger | None  # None only while the replay runs
     records: list[CallRecord] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     new_entries: list[Entry] = field(default_factory=list)
@@ -157,7 +158,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     added: dict[str, list[tuple[int, Entry]]] = {}  # thread -> (position, entry) the strategy created
     meters: dict[tuple[str, str], MessageMeter] = {}
     heads: dict[tuple[str, str], int | None] = {}
-    simulators: dict[str, Any] = {}
+    simulators: dict[str, AnthropicCache | OpenAICache] = {}
     new_meter = speedup.meter if speedup else MessageMeter  # plain: the book's meter and renderer
     render = speedup.renderer() if speedup else render_blocks
 
