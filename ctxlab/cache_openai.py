@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from ctxlab.cache import CacheEntry, CacheOutcome, CacheStore, plain_chain, shared_blocks, too_short
 from ctxlab.render import Block, RenderedRequest
-from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.offline_encodings import get_encoding
 from ctxlab.tables.cache_rules import CacheRule, bills_cache_writes, model_key
 
 

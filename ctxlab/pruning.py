@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 from ctxlab.base import validate
-from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.offline_encodings import get_encoding
 from ctxlab.base.errors import BudgetError, CtxlabError
 from ctxlab.messages import Message, TextPart
 from ctxlab.tokens import TiktokenCounter, TokenCounter

@@ -3,7 +3,7 @@
 Two kinds of counter share one protocol, :class:`TokenCounter`:
 
 * exact counters — tiktoken's ``o200k_base`` (GPT-4o, GPT-4.1, GPT-5, o-series) and
-  ``cl100k_base`` (GPT-4, GPT-3.5), loaded offline (see ``_offline_encodings``);
+  ``cl100k_base`` (GPT-4, GPT-3.5), loaded offline (see ``offline_encodings``);
 * estimators — ``chars/3`` and ``chars/4``: characters divided by an average, rounded up. The
   texts we teach from use chars/3 "because it slightly over-estimates"; chapter 01 measures
   where that holds (English prose, code) and where it fails (Chinese, base64, dense JSON).
@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
-from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.offline_encodings import get_encoding
 from ctxlab.messages import Conversation, ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, ToolSpec
 from ctxlab.tables.profiles import ModelProfile
 

@@ -298,7 +298,7 @@ def test_token_ranges():
     store = PageStore.in_memory()
     handle = store.put(DOC)
     tokens = O200K.encode(DOC)
-    from ctxlab.tables._offline_encodings import get_encoding
+    from ctxlab.tables.offline_encodings import get_encoding
     assert store.read(handle, tokens=(1, 50), counter=O200K) == get_encoding("o200k_base").decode(tokens[:50])
     chinese = "上下文管理" * 200
     h2 = store.put(chinese)

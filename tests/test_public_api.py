@@ -37,6 +37,10 @@ ADDED = {"AgentLoop"}  # the rename of ContextManager (which stays, deprecated, 
 CHAPTER = re.compile(r"[Cc]hapters? \d\d")
 
 
+def _documented(obj) -> bool:
+    return inspect.isclass(obj) or inspect.isfunction(obj) or inspect.ismethod(obj)
+
+
 def test_the_public_names_are_kept():
     assert set(ctxlab.__all__) == BEFORE | ADDED
 
@@ -46,15 +50,18 @@ def test_every_public_name_resolves():
     assert not missing
 
 
-def _documented(obj) -> bool:
-    return inspect.isclass(obj) or inspect.isfunction(obj) or inspect.ismethod(obj)
+# Values (COUNTER_NAMES, READ_PAGE_TOOL, STUB_TEXT, the Item and Part unions, __version__) carry no docstring
+# of their own: their modules' docstrings name the chapter (tests/test_layout.py checks every book module's).
+DOCUMENTED = sorted(n for n in ctxlab.__all__ if n != "ContextManager" and _documented(getattr(ctxlab, n)))
 
 
-@pytest.mark.parametrize("name", sorted(n for n in ctxlab.__all__ if n != "ContextManager"))
+def test_most_public_names_are_documented_objects():
+    assert len(DOCUMENTED) >= len(ctxlab.__all__) - 7
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
 def test_every_public_name_names_its_chapter(name):
     obj = getattr(ctxlab, name)
-    if not _documented(obj):
-        pytest.skip(f"{name} is a {type(obj).__name__} value: its module's docstring names the chapter")
     doc = inspect.getdoc(obj) or ""
     assert CHAPTER.search(doc), f"ctxlab.{name}'s docstring names no chapter: {doc[:80]!r}"
 

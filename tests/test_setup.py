@@ -25,7 +25,7 @@ import pytest_socket
 import tiktoken
 import tiktoken.registry
 
-from ctxlab.tables import _offline_encodings
+from ctxlab.tables import offline_encodings
 from ctxlab.cli import doctor
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,23 +89,23 @@ def test_tiktoken_encodings_load_with_no_network_and_the_env_is_restored(
         monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
     else:
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", saved)
-    monkeypatch.setattr(_offline_encodings, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setattr(offline_encodings, "cache_dir", lambda: tmp_path / "cache")
     monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})  # make tiktoken read the file again
-    _offline_encodings.get_encoding.cache_clear()
+    offline_encodings.get_encoding.cache_clear()
     try:
         for name in ("o200k_base", "cl100k_base"):
-            enc = _offline_encodings.get_encoding(name)
+            enc = offline_encodings.get_encoding(name)
             assert enc.name == name and enc.encode("hello world") and os.environ.get("TIKTOKEN_CACHE_DIR") == saved
         assert len(list((tmp_path / "cache").iterdir())) == 2  # unpacked under tiktoken's own cache names
     finally:
-        _offline_encodings.get_encoding.cache_clear()
+        offline_encodings.get_encoding.cache_clear()
 
 
 def test_o200k_and_cl100k_counts_of_the_doctor_sample() -> None:
     """Known counts for doctor's fixed sample (English + Chinese): o200k is the denser tokenizer here."""
     assert doctor.SAMPLE == "Context windows: 上下文窗口 are rebuilt under a budget."
-    assert len(_offline_encodings.get_encoding("o200k_base").encode(doctor.SAMPLE)) == 13
-    assert len(_offline_encodings.get_encoding("cl100k_base").encode(doctor.SAMPLE)) == 15
+    assert len(offline_encodings.get_encoding("o200k_base").encode(doctor.SAMPLE)) == 13
+    assert len(offline_encodings.get_encoding("cl100k_base").encode(doctor.SAMPLE)) == 15
 
 
 # ---- run.py ----

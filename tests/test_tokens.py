@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.offline_encodings import get_encoding
 from ctxlab.messages import Conversation, ImagePart, Message, TextPart, ThinkingPart, ToolSpec, Usage, user
 from ctxlab.tables.profiles import profile_for
 from ctxlab.estimators import compare_estimates, get_counter

@@ -22,7 +22,8 @@ class TranscriptError(CtxlabError):
         self.file, self.line, self.field, self.problem, self.hint = file, line, field, problem, hint
         where = f"{file}:{line}" if line is not None else file
         what = f"field {field!r}: {problem}" if field else problem
-        super().__init__(f"{where}: {what}" + (f" {hint}" if hint else ""))
+        stop = "" if what.rstrip().endswith((".", "!", "?")) else "."  # the hint is a sentence of its own
+        super().__init__(f"{where}: {what}" + (f"{stop} {hint}" if hint else ""))
 
 
 class UnknownFormatError(TranscriptError):

@@ -86,7 +86,7 @@ def check_packages() -> list[Check]:
 def check_tokenizers() -> Check:
     """Both tiktoken encodings load from the packaged rank files and encode a sample."""
     try:
-        from ctxlab.tables._offline_encodings import cache_dir, get_encoding
+        from ctxlab.tables.offline_encodings import cache_dir, get_encoding
 
         counts = {name: len(get_encoding(name).encode(SAMPLE)) for name in ("o200k_base", "cl100k_base")}
     except Exception as err:

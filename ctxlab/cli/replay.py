@@ -95,6 +95,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         return cmd_compare(args)
 
+    if args.rows < 0:
+        raise CtxlabError(f"--rows must be 0 or more (ledger rows shown); got {args.rows}.")
     transcript = load(Path(args.file), strict=args.strict)
     if not transcript.conversations:
         raise CtxlabError(f"{transcript.file}: no conversations found ({transcript.format}).")

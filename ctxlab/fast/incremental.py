@@ -1,30 +1,28 @@
 """build_context for an agent loop: the same Context, with the work of earlier calls remembered.
 
-Unlike the book's :func:`~ctxlab.context.build_context`, which reads the whole history each time — it
-groups every message into units and writes a report line for every unit, so one call costs O(history) —
-an :class:`IncrementalMeter` remembers. An agent loop builds a context before every model call from a
-history that only grew since the call before; the meter keeps a :class:`HistoryMemo` of the last
-history it built from (it fills the book's :class:`~ctxlab.context.ContextMemory` slot, so
-build_context asks it first), and the next call redoes only what changed:
+Unlike the book's :func:`~ctxlab.context.build_context`, which reads the whole history each time — it groups every
+message into units and writes a report line for every unit, so one call costs O(history) — an
+:class:`IncrementalMeter` remembers. An agent loop builds a context before every model call from a history that
+only grew since the call before; the meter keeps a :class:`HistoryMemo` of the last history it built from (it fills
+the book's :class:`~ctxlab.context.ContextMemory` slot, so build_context asks it first), and the next call redoes
+only what changed:
 
-* the new history must **extend** the remembered one: its first items are the same objects (a
-  tuple comparison, which runs in C and succeeds on identity without looking inside a message);
-* units closed earlier never change — a round closes when all its calls have their results, and
-  a user message is a unit of its own — so only the **last unit and the new messages** are grouped
-  again, by :func:`~ctxlab.interactions.group_units` itself;
-* each unit's tokens are summed **once** into a running **prefix sum** (the meter already counts each
-  message once), so the tokens of any run of units is one subtraction; the pins come from a list of
-  the units that start with a user message;
-* the walk back from the newest unit keeps units while they fit: the unit where it stops is found
-  by **bisection** on the prefix sums, the kept messages are one slice of the units' messages laid
-  end to end, and the report lines ("kept: fits", "dropped: older than a unit that did not fit") are
-  made once per unit and reused.
+* the new history must **extend** the remembered one: its first items are the same objects (a tuple comparison,
+  which runs in C and succeeds on identity without looking inside a message);
+* units closed earlier never change — a round closes when all its calls have their results, and a user message is a
+  unit of its own — so only the **last unit and the new messages** are grouped again, by
+  :func:`~ctxlab.interactions.group_units` itself;
+* each unit's tokens are summed **once** into a running **prefix sum** (the meter already counts each message
+  once), so the tokens of any run of units is one subtraction; the pins come from a list of the units that start
+  with a user message;
+* the walk back from the newest unit keeps units while they fit: the unit where it stops is found by **bisection**
+  on the prefix sums, the kept messages are one slice of the units' messages laid end to end, and the report lines
+  ("kept: fits", "dropped: older than a unit that did not fit") are made once per unit and reused.
 
-A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check,
-the report and the kept messages). A history that does not extend a remembered one is grouped from
-scratch here; a budget error, an orphan or an empty conversation returns ``None``, so that
-build_context raises its own error: errors have one implementation.
-``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths give equal Contexts.
+A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check, the report and
+the kept messages). A history that does not extend a remembered one is grouped from scratch here; a budget error,
+an orphan or an empty conversation returns ``None``, so that build_context raises its own error: errors have one
+implementation. ``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths give equal Contexts.
 Chapter 03 teaches build_context; this module only makes it fast (``bench/`` measures how much).
 """
 
@@ -51,13 +49,10 @@ _RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
 
 @dataclass
 class HistoryMemo:
-    """What one history's last build learnt, for one granularity and unanswered-call treatment.
-
-    Per unit, in order: ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i),
-    where its messages start in ``flat`` (``flat_at``), and its two reusable report lines. Under the
-    ``current_turn`` thinking rule the tokens depend on the newest user message (``turn``, a unit index).
-    Bonus reading after chapter 08.
-    """
+    """What one history's last build learnt, for one granularity and unanswered-call treatment. Per unit, in
+    order: ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i), where its messages start in
+    ``flat`` (``flat_at``), and its two reusable report lines. Under the ``current_turn`` thinking rule the tokens
+    depend on the newest user message (``turn``, a unit index). Bonus reading after chapter 08."""
 
     key: tuple[str, str, str]  # (granularity, unanswered, thinking rule)
     items: tuple[Item, ...] = ()  # conversation.items last seen

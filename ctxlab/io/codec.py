@@ -27,19 +27,8 @@ from typing import Any
 from ctxlab.base.json_text import (  # parsing JSON ctxlab did not write: re-exported, callers import it from here
     Repair, collect_repairs, loads, might_hold_surrogates, nonfinite, repair_note, repair_surrogates, too_deep,
 )
-from ctxlab.messages import (
-    Entry,
-    ImagePart,
-    Item,
-    Message,
-    Part,
-    SourceRef,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolSpec,
-    Usage,
-)
+from ctxlab.messages import (Entry, ImagePart, Item, Message, Part, SourceRef, TextPart, ThinkingPart, ToolCallPart,
+                             ToolSpec, Usage)
 from ctxlab.views import REPLACING  # the entry kinds whose data["replacement"] is a Message in memory
 
 __all__ = [

@@ -183,7 +183,7 @@ ESTIMATORS = ("chars/3", "chars/4", "cl100k_base")  # Chapter 01: the cheap coun
 
 def estimator_rows(samples: dict[str, str], estimators: Sequence[str] = ESTIMATORS) -> list[EstimateRow]:
     """Exact ``o200k_base`` tokens vs each estimator, per content type (see
-    :func:`ctxlab.tokens.compare_estimates`). Chapter 01."""
+    :func:`ctxlab.estimators.compare_estimates`). Chapter 01."""
     return compare_estimates(samples, exact="o200k_base", estimators=estimators)
 
 

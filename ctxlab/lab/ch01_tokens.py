@@ -19,7 +19,7 @@ from typing import Sequence
 
 from ctxlab.estimators import COUNTER_NAMES, get_counter
 from ctxlab.messages import Message
-from ctxlab.tables._offline_encodings import get_encoding
+from ctxlab.tables.offline_encodings import get_encoding
 from ctxlab.tokens import MessageMeter, TiktokenCounter
 
 __all__ = ["ENCODINGS", "MAX_CHIPS", "XrayState", "chips", "counts", "xray", "GuessResult", "reveal_guess",
@@ -51,7 +51,7 @@ def chips(text: str, encoding: str = "o200k_base", limit: int | None = None) -> 
     """The tokens of ``text`` as printable pieces, at most ``limit`` tokens. Chapter 01.
 
     ``chips("hello world")`` → ``[("hello", 1), (" world", 1)]``. An unknown encoding raises what
-    :func:`ctxlab.tables._offline_encodings.get_encoding` raises.
+    :func:`ctxlab.tables.offline_encodings.get_encoding` raises.
     """
     ids = TiktokenCounter(encoding).encode(text)
     codec = get_encoding(encoding)
