@@ -25,7 +25,7 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 from ctxlab.base import validate
 from ctxlab.base.errors import BudgetError, CtxlabError
-from ctxlab.interactions import Granularity, Unanswered, Unit, find_orphans, group_units
+from ctxlab.interactions import Granularity, Unanswered, find_orphans, group_units
 from ctxlab.messages import Conversation, Message, ToolSpec
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.base.safe_text import shown
@@ -148,9 +148,9 @@ class Context:
                 f"{rows}</table></div>")
 
 
-def _pinned(units: Sequence[Unit], policy: BudgetPolicy) -> dict[int, str]:
-    """unit index -> why it is pinned."""
-    users = [u.index for u in units if u.kind in ("user", "turn") and u.first.is_real_user]
+def pins_for(users: Sequence[int], policy: BudgetPolicy) -> dict[int, str]:
+    """Unit index -> why it is pinned, from the units a person's message opens. Chapter 03.
+    ``[0, 4, 9]``, both pins on → ``{0: "pinned: first task message", 9: "pinned: newest user message"}``."""
     pins = {users[0]: "pinned: first task message"} if policy.pin_first_task and users else {}
     if policy.pin_newest_user and users:
         pins[users[-1]] = "pinned: newest user message"
@@ -246,7 +246,7 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     tokens = [sum(meter.message(m, thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
               for u in units]
 
-    pins = _pinned(units, policy)
+    pins = pins_for([u.index for u in units if u.kind in ("user", "turn") and u.first.is_real_user], policy)
     newest = units[-1].index
     must = {newest: "newest unit", **pins}
     if pins.get(units[0].index) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:

@@ -69,7 +69,8 @@ def shared_transcripts() -> Path:
 @pytest.fixture(scope="session")
 def sample():
     """The bundled sample session's conversation, as the chapters load it (one load per test process)."""
-    from ctxlab.lab.workbook import SAMPLE_SESSION, load_workbook_conversation
+    from ctxlab.lab.data import SAMPLE_SESSION
+    from ctxlab.lab.workbook import load_workbook_conversation
 
     if not SAMPLE_SESSION.exists():
         pytest.skip("data/sample_session.jsonl not generated yet (python data/make_sample.py)")

@@ -18,7 +18,8 @@ from ctxlab.lab.ch05_paging import MECHANISM_COLUMNS, mechanism_rows, paged_prev
 from ctxlab.lab.ch05_paging import STATE_COLUMNS as PRUNE_COLUMNS
 from ctxlab.lab.ch05_paging import state_row as prune_row
 from ctxlab.lab.ch05_pruning import line_kept, o200k_counter, pruned_view
-from ctxlab.lab.workbook import SAMPLE_SESSION, load_workbook_conversation
+from ctxlab.lab.data import SAMPLE_SESSION
+from ctxlab.lab.workbook import load_workbook_conversation
 from ctxlab.ledger import Ledger, make_row
 from ctxlab.messages import Conversation, assistant, tool_result, user
 from ctxlab.paging import page_lines

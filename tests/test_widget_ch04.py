@@ -24,7 +24,8 @@ from ctxlab.lab.ch04_ledger import (
 )
 from ctxlab.lab.ch04_replays import call_rows, notable_calls
 from ctxlab.lab.data import FIDELITY_TABLE
-from ctxlab.lab.workbook import PI_BILL, SAMPLE_SESSION, load_workbook_conversation
+from ctxlab.lab.data import PI_BILL, SAMPLE_SESSION
+from ctxlab.lab.workbook import load_workbook_conversation
 from ctxlab.ledger import Ledger, make_row
 from ctxlab.messages import parse_time
 from ctxlab.replay import replay

@@ -22,7 +22,7 @@ from ctxlab.replay import replay
 from ctxlab.lab.placement import placement_experiment
 from ctxlab.summary_strategy import BudgetedSummaryStrategy, LLMSummarizer
 from ctxlab.tokens import TiktokenCounter
-from ctxlab.lab.workbook import SAMPLE_FACTS, SAMPLE_SESSION
+from ctxlab.lab.data import SAMPLE_FACTS, SAMPLE_SESSION
 from ctxlab.lab import ch05_caps as caps05
 from ctxlab.lab import ch05_paging as paging05
 from ctxlab.lab import ch05_pruning as lab05
@@ -443,7 +443,7 @@ def test_no_absolute_path_timestamp_or_widget_state_in_the_committed_chapter(nam
     import re
 
     nbformat = pytest.importorskip("nbformat")
-    from ctxlab.lab.workbook import REPO
+    from ctxlab.lab.data import REPO
 
     path = REPO / "notebooks" / name
     nb = nbformat.read(path, as_version=4)

@@ -32,7 +32,8 @@ import bisect
 from dataclasses import dataclass, field, replace
 
 from ctxlab.base.errors import BudgetError, OrphanError
-from ctxlab.context import BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part, fixed_part
+from ctxlab.context import (BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part, fixed_part,
+                            pins_for)
 from ctxlab.interactions import Unit, group_units
 from ctxlab.messages import Conversation, Item, Message, TextPart
 from ctxlab.tables.profiles import ModelProfile
@@ -236,11 +237,7 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     memo.sum_tokens(profile, meter)
     units, tokens = memo.units, memo.tokens
     newest = len(units) - 1
-    pins: dict[int, str] = {}
-    if policy.pin_first_task and memo.user_units:
-        pins[memo.user_units[0]] = "pinned: first task message"
-    if policy.pin_newest_user and memo.user_units:
-        pins[memo.user_units[-1]] = "pinned: newest user message"
+    pins = pins_for(memo.user_units, policy)
     must = {newest: "newest unit", **pins}
     if pins.get(0) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
         del must[0], pins[0]

@@ -5,7 +5,7 @@ What it holds: :func:`load_workbook_conversation` (the bundled sample, or a lear
 :func:`conversation_rows` (what a loaded conversation holds), :func:`text_table` (the plain table
 printed under every figure) and :func:`rel` (a path as the chapters print it: relative to the
 repository, never absolute). The paths of the bundled files (:data:`SAMPLE_SESSION`,
-:data:`PI_BILL`, ...) are defined in :mod:`ctxlab.lab.data` and re-exported here for the chapters.
+:data:`PI_BILL`, ...) are :mod:`ctxlab.lab.data`'s.
 
 Plumbing for the notebooks, not a concept of its own. Simplified on purpose: when a learner's file
 holds several conversations and none is named, the one with the most messages is taken (and the
@@ -22,17 +22,10 @@ from typing import Any, Mapping, Sequence
 
 from ctxlab.base.safe_text import shown
 from ctxlab.io.formats import load
-from ctxlab.lab.data import (  # re-exported: the chapters import them here
-    DATA,
-    PI_BILL,
-    REPO,
-    SAMPLE_FACTS,
-    SAMPLE_SESSION,
-)
+from ctxlab.lab.data import REPO, SAMPLE_SESSION
 from ctxlab.messages import Conversation
 
-__all__ = ["REPO", "DATA", "SAMPLE_SESSION", "SAMPLE_FACTS", "PI_BILL", "load_workbook_conversation",
-           "save_upload", "conversation_rows", "text_table", "rel"]
+__all__ = ["load_workbook_conversation", "save_upload", "conversation_rows", "text_table", "rel"]
 
 
 def rel(path: str | Path) -> str:
