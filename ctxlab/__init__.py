@@ -60,7 +60,8 @@ from ctxlab.checks import Violation, check_context
 from ctxlab.lab.fidelity import structural
 from ctxlab.lab.fidelity_end_to_end import end_to_end
 from ctxlab.ledger import Ledger, LedgerRow, recorded_ledger
-from ctxlab.render import Block, RenderedRequest, render_blocks, to_anthropic_body, to_openai_body
+from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
+from ctxlab.render import Block, RenderedRequest, render_blocks
 from ctxlab.replay import ReplayResult, get_strategy, replay
 from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy, Strategy,
                                model_calls)
@@ -104,6 +105,7 @@ __all__ = [
     "Session", "detect", "load",
     # rendering, caches, ledgers, replay (chapter 04)
     "Block", "PrefixDiff", "RenderedRequest", "prefix_diff", "render_blocks", "to_anthropic_body", "to_openai_body",
+    "to_responses_body",
     "AnthropicCache", "CacheOutcome", "OpenAICache", "request_from_sizes", "to_provider_fields",
     "Ledger", "LedgerRow", "recorded_ledger", "cost", "price_for",
     "ReplayResult", "model_calls", "replay",

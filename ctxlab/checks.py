@@ -8,8 +8,12 @@ result; a context that lost the system prompt or the newest user message is vali
 Rules (each violation names its rule):
 
 * ``pairing`` — no orphan on either side (``interactions.find_orphans``);
-* ``provider`` — the provider would accept the messages (``interactions.provider_error``: each
-  call's results right after it), checked when it would accept the whole history;
+* ``wire:<rule>`` — the provider accepts the request bodies rendered from the context
+  (``bodies.py``): judged by the independent oracle in ``ctxlab/wire/``, written from the providers'
+  documentation, with no exception for a history that broke the rule — what is sent must be valid.
+  A Claude profile's context is judged as a Messages API body; any other as chat-completions and
+  Responses bodies. The input + ``max_tokens`` size rule applies to a strategy that promises a budget
+  (the others report overflows in the ledger);
 * ``budget`` — total tokens within the budget under the strategy's own counter (a strategy that
   does not promise a budget, ``budgeted = False`` as ``full`` and ``recorded``, reports overflows in
   the ledger instead), and a budget no larger than the window;
@@ -35,11 +39,12 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ctxlab.context import Context
-from ctxlab.base.errors import OrphanError
-from ctxlab.interactions import find_orphans, group_units, provider_error
+from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
+from ctxlab.interactions import find_orphans
 from ctxlab.messages import Conversation, Message, ToolSpec
 from ctxlab.strategies import PROMISE, Promise, Strategy
 from ctxlab.views import SUMMARY_MARKER, compacted_view
+from ctxlab.wire import check_body
 
 MADE_BY_CTXLAB = frozenset({"synthetic", "compact_summary"})  # origins of messages a context may add
 
@@ -72,7 +77,7 @@ def check_context(context: Context, history: Conversation, strategy: Strategy | 
     if not context.messages:
         found.append(Violation("not_empty", "the context holds no message"))
     found += [Violation("pairing", str(o)) for o in find_orphans(context.messages)]
-    found += _provider(context, history)
+    found += wire_violations(context, budgeted)
     if budgeted and context.total_tokens > context.budget_tokens:
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
@@ -90,18 +95,19 @@ def check_context(context: Context, history: Conversation, strategy: Strategy | 
     return found
 
 
-def _provider(context: Context, history: Conversation) -> list[Violation]:
-    """What the provider would reject, when the whole history — with the declared stubs — passes."""
-    error = provider_error(context.messages, context.profile.provider)
-    if error is None:
-        return []
-    try:
-        whole = [m for u in group_units([m for m in history.messages if m.origin != "meta"]) for m in u.messages]
-    except OrphanError:
-        return []  # the history itself cannot be sent: pairing and the strategy report it
-    if provider_error(whole, context.profile.provider) is not None:
-        return []  # the transcript recorded it so (a system reminder between a call and its result)
-    return [Violation("provider", error)]
+def wire_violations(context: Context, sized: bool = True) -> list[Violation]:
+    """What the provider's oracle (``ctxlab/wire/``) finds in the bodies rendered from ``context``, as
+    ``wire:<rule>`` violations naming the body, the path and the documented source; ``sized``: also judge
+    input + ``max_tokens`` against the context's window (a replay's ``window`` override included), with the
+    context's own token count. Chapter 04."""
+    limits = {"input_tokens": context.total_tokens, "context_window": context.window_tokens} if sized else {}
+    if context.profile.provider == "anthropic":
+        bodies = [("anthropic", to_anthropic_body(context))]
+    else:
+        bodies = [("openai-chat", to_openai_body(context)), ("openai-responses", to_responses_body(context))]
+    return [Violation(f"wire:{v.rule}", f"{v.provider} body, {v.path}: {v.detail} ({v.source.page}, read "
+                                        f"{v.source.read})")
+            for kind, body in bodies for v in check_body(kind, body, **limits)]
 
 
 def _head(context: Context, history: Conversation, may_add: tuple[ToolSpec, ...]) -> list[Violation]:

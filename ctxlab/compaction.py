@@ -1,31 +1,41 @@
 """Compaction: rarely, and in one big batch, fold old history into a summary.
 
-The texts' rule: when the context reaches 80% of the window, summarise the oldest history in one
-go, down to under 50%; between compactions, only append, so the prefix — and the cache — stays
-stable. Each compaction is a session **entry** (summary, first kept message, tokens before and
-after, every message the summary now stands for), never an edit of the history; the next calls
-see the history through it (``views.compacted_view``).
+The texts' rule: when the context reaches 80% of the window, summarise the oldest history in one go, down to under
+50%; between compactions, only append, so the prefix — and the cache — stays stable. Each compaction is a session
+**entry** (summary, first kept message, tokens before and after, every message the summary now stands for), never
+an edit of the history; the next calls see the history through it (``views.compacted_view``).
 
 Per call, :class:`CompactionStrategy` does:
 
-1. **meter** the context as it would be sent: by counting everything (``metering="count"``), or
-   as real agents do, from the size of the previous request plus a chars/4 estimate of what was
-   added since (``metering="usage"``);
-2. under ``trigger_ratio`` x window: send it as it is;
-3. else compute the **floor** — tools + system + the newest user message + the newest unit + room
-   for the summary — and the target, ``max(target_ratio x window, floor)``. If the floor itself is
-   over the budget, shrink the newest unit's tool results once (prune to head + tail); if it still
-   does not fit, raise :class:`CompactionError` — one attempt, never a loop;
-4. keep the newest units backwards while they fit the target; summarise everything older together
-   with the previous summary (a summary of a summary keeps the earlier one's sources), as a model
-   call of its own (a side call with a ledger row), held to the room the budget leaves it (a
-   summary over it is cut); record the compaction entry (its ``target`` too: the effective target
-   in tokens, typed, so a chapter never reads it back out of a note);
-5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the
-   context over the budget: then it is summarised again, shorter; above target afterwards → reported.
+1. **meter** the context as it would be sent: by counting everything (``metering="count"``), or as real agents do,
+   from the size of the previous request plus a chars/4 estimate of what was added since (``metering="usage"``);
+2. under ``trigger_ratio`` x window, and within the budget as counted: send it as it is. The count is the backstop
+   for an estimate that errs low (chars/4 does not see an image): a context counted over the budget is never sent
+   as it is, whatever the meter says; it is compacted (or refused) like one over the trigger;
+3. else compute the **floor** — tools + system + the newest user message + the newest unit + room for the summary —
+   and the target, ``max(target_ratio x window, floor)``. If the floor itself is over the budget, shrink the newest
+   unit's tool results once (prune to head + tail); if it still does not fit, raise :class:`CompactionError` — one
+   attempt, never a loop;
+4. keep the newest units backwards while they fit the target; summarise everything older together with the
+   previous summary (a summary of a summary keeps the earlier one's sources), as a model call of its own (a side
+   call with a ledger row), held to the room the budget leaves it (a summary over it is cut); record the
+   compaction entry (its ``target`` too: the effective target in tokens, typed, so a chapter never reads it back
+   out of a note);
+5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the context over
+   the budget: then it is summarised again, shorter; above target afterwards → reported.
 
-Simplified on purpose: one compaction at most per call; the summary goes in as the first user
-message, as pi and Claude Code place it. Taught in chapter 07.
+The summary call obeys the same window as any model call: its request plus the reply's ``max_tokens`` must fit.
+``max_tokens`` is the cap the summary is held to (the summarizer's own, lowered to the room the budget leaves it);
+a longer reply is cut there, as a model stops at ``max_tokens``. The call is sent, the first way that fits:
+
+* on the cached prefix: the context as it stands, then the instruction;
+* on the prefix up to the first kept message (the summary so far and what it now replaces): still read from cache;
+* fresh, in chunks that each fit, oldest first, the first carrying the previous summary (chapter 06's
+  ``summarise_in_chunks``); when not even the prompt fits, no call is sent, and what it could not cover is
+  dropped without a summary (the entry's ``sources`` name only what a summary covers).
+
+A note says which way was taken, and why. Simplified on purpose: one compaction at most per call; the summary
+goes in as the first user message, as pi and Claude Code place it. Taught in chapter 07.
 """
 
 from __future__ import annotations
@@ -41,8 +51,9 @@ from ctxlab.messages import Conversation, Entry, Message, ToolSpec, user
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.pruning import cut_to_tokens, fair_shares, prune_message
 from ctxlab.strategies import Call, Decision, SideCall, whole_context
-from ctxlab.summary import RuleBasedSummarizer, Summarizer, held_to
-from ctxlab.tokens import CharsPerTokenCounter, MessageMeter
+from ctxlab.summary import RuleBasedSummarizer, Summarizer, Summary, held_to
+from ctxlab.summary_strategy import ask_for, summarise_in_chunks
+from ctxlab.tokens import CharsPerTokenCounter, MessageMeter, TokenCounter
 from ctxlab.views import SUMMARY_PREFIX, compacted_view, without_recorded
 
 SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use: the task and the user's "
@@ -51,8 +62,26 @@ SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use
 
 
 class CompactionError(BudgetError):
-    """Even the floor — tools, system, newest user message, newest unit (its results shrunk) — is over budget.
-    Chapter 07."""
+    """Even the floor (tools, system, newest user message and unit, results shrunk) is over budget. Chapter 07."""
+
+
+@dataclass(frozen=True)
+class _Continued:
+    """``summarizer`` as a summary call runs it: merging ``previous`` (the summary being replaced) unless given a
+    newer one, its reply cut at ``max_tokens`` (a model stops there), asking chapter 06's prompt. Chapter 07."""
+
+    summarizer: Summarizer
+    max_tokens: int
+    previous: str | None
+    counter: TokenCounter
+
+    def instruction(self, previous: str | None = None) -> str:
+        return ask_for(self.summarizer, self.max_tokens, previous or self.previous)
+
+    def summarize(self, messages: list[Message], previous: str | None = None) -> Summary:
+        summary = self.summarizer.summarize(messages, previous or self.previous)
+        text = cut_to_tokens(summary.text, self.max_tokens, self.counter)
+        return summary if text == summary.text else replace(summary, text=text, tokens=self.counter.count(text))
 
 
 @dataclass(frozen=True)
@@ -91,13 +120,7 @@ class CompactionStrategy:
     budgeted: ClassVar[bool] = True
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     last_request: dict[str, tuple[int, frozenset[str]]] = field(default_factory=dict)  # thread -> (tokens, ids)
-
-    def _summarizer(self, cap: int, meter: MessageMeter) -> Summarizer:
-        """The summarizer; when its own cap is larger than ``cap`` (the room left, under the meter's counter)
-        and it has such a setting, a copy held to ``cap``."""
-        if self.summarizer is None:
-            self.summarizer = RuleBasedSummarizer()
-        return held_to(self.summarizer, cap, meter.counter, lower_only=True)
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # summarise_in_chunks' sizes and requests
 
     def metered(self, ctx: Context, call: Call, meter: MessageMeter) -> int:
         """The context size the trigger sees: counted, or anchored on the previous request's size."""
@@ -114,10 +137,19 @@ class CompactionStrategy:
         view, entry, notes = compacted_view(without_recorded(history))
         ctx = whole_context(view, profile, meter)
         size = self.metered(ctx, call, meter)
-        window = profile.context_window
-        if size <= self.policy.trigger_ratio * window:
+        if self.sends_as_is(ctx, size, profile, notes):
             return self.send(ctx, call, notes, profile)
         return self._compact(view, entry, ctx, size, call, profile, meter, notes)
+
+    def sends_as_is(self, ctx: Context, size: int, profile: ModelProfile, notes: list[str]) -> bool:
+        """Under the trigger as metered (``size``) and within the budget as counted; under the one, over the other: a
+        note, and the context is compacted. Chapter 07."""
+        budget = profile.budget_tokens(self.policy.input_ratio)
+        under = size <= self.policy.trigger_ratio * profile.context_window
+        if under and ctx.total_tokens > budget:
+            notes.append(f"metered {size:,} tokens, under the trigger, but counted {ctx.total_tokens:,}, over the "
+                         f"budget of {budget:,}: compacted")
+        return under and ctx.total_tokens <= budget
 
     def send(self, ctx: Context, call: Call, notes: list[str], profile: ModelProfile, **extra: Any) -> Decision:
         """Send ``ctx`` as it is (under the input budget, an overflow noted), remembering its size for the
@@ -134,8 +166,7 @@ class CompactionStrategy:
         window, budget = profile.context_window, profile.budget_tokens(self.policy.input_ratio)
         head = ctx.total_tokens - ctx.message_tokens  # tools + system + inferred head + request overhead
         summary_msg = [m for m in view.messages if m.origin == "compact_summary"]
-        body = [m for m in view.messages if m.origin not in ("compact_summary", "meta")]
-        units = group_units(body)
+        units = group_units([m for m in view.messages if m.origin not in ("compact_summary", "meta")])
         tokens = [sum(meter.message(m) for m in u.messages) for u in units]
         pinned = max((u.index for u in units if u.first.is_real_user), default=None)
         newest = units[-1].index
@@ -157,8 +188,7 @@ class CompactionStrategy:
                     f"newest tool results once, over the budget of {budget:,} (window {window:,}). Raise the "
                     "window or shorten the system prompt or tools.", needed=floor, budget=budget)
         target = max(int(self.policy.target_ratio * window), floor)
-        room = target - floor
-        first_kept = newest
+        room, first_kept = target - floor, newest
         for u in reversed(units[:newest]):
             if u.index == pinned:
                 continue
@@ -171,7 +201,7 @@ class CompactionStrategy:
             if shrunk_entries:  # the pruned newest results are all that changed
                 ctx = whole_context(compacted_view(view)[0], profile, meter)
             if ctx.total_tokens <= budget or entry is None:
-                notes.append(f"over the trigger ({size:,} tokens) but nothing new could be summarised")
+                notes.append(f"compaction due ({size:,} tokens metered) but nothing new could be summarised")
                 return self.send(ctx, call, notes, profile, new_entries=shrunk_entries)
             # the previous summary is what overflows: summarise it again, within the room that is left
             notes.append(f"over the budget ({ctx.total_tokens:,} > {budget:,}) with nothing new to summarise: "
@@ -180,11 +210,12 @@ class CompactionStrategy:
         previous = entry.data.get("summary") if entry else None
         # the summary gets what the budget leaves: the reserve plus whatever the kept units did not use
         cap = budget - (floor - reserve) - (target - floor - room) - opening
-        summary = self._summarizer(cap, meter).summarize(dropped, previous)
-        sources = sorted(set(entry.data.get("sources", ()) if entry else ()) | {m.id for m in dropped}
+        summary, covered, sides = self._summarise(view, dropped, units[first_kept].first.id, previous, cap, profile,
+                                                  meter, notes)
+        sources = sorted(set(entry.data.get("sources", ()) if entry else ()) | set(covered)
                          | {m.id for m in summary_msg})
         kept_pinned = [units[pinned].first.id] if pinned is not None and pinned < first_kept else []
-        text = summary.text
+        made = text = summary.text if summary else previous or ""  # no call fitted: the previous summary stays
         for _ in range(4):  # a summarizer without a cap (or a token merge) may overshoot: cut the text to fit
             new_entry = Entry("compaction", f"compaction:{call.thread}:{call.index}", thread=call.thread, data={
                 "summary": text, "first_kept_id": units[first_kept].first.id, "pinned_ids": kept_pinned,
@@ -199,8 +230,8 @@ class CompactionStrategy:
                 f"Compaction cannot fit: summarising {len(dropped)} messages leaves {after.total_tokens:,} tokens even "
                 f"with the summary cut to nothing, over the budget of {budget:,} (window {window:,}). Raise the "
                 "window or shorten the system prompt or tools.", needed=after.total_tokens, budget=budget)
-        if text != summary.text:
-            notes.append(f"the summary was cut from {meter.counter.count(summary.text):,} to "
+        if text != made:
+            notes.append(f"the summary was cut from {meter.counter.count(made):,} to "
                          f"{meter.counter.count(text):,} tokens to fit the budget")
         new_entry = replace(new_entry, data={**new_entry.data, "tokens_after": after.total_tokens})
         new_entries = (*shrunk_entries, new_entry)
@@ -208,8 +239,7 @@ class CompactionStrategy:
                      f"(trigger {self.policy.trigger_ratio:.0%}, target {target:,})")
         if after.total_tokens > target:
             notes.append(f"above target after compaction: {after.total_tokens:,} > {target:,}")
-        side = self._summary_call(ctx, view, dropped, summary.text, profile, meter)
-        return self.send(after, call, notes, profile, new_entries=new_entries, side_calls=(side,))
+        return self.send(after, call, notes, profile, new_entries=new_entries, side_calls=sides)
 
     def _shrink_newest(self, units: list[Unit], tokens: list[int], excess: int, meter: MessageMeter
                        ) -> tuple[list[Unit], list[int], int, tuple[Entry, ...]]:
@@ -242,12 +272,29 @@ class CompactionStrategy:
         return (units[:-1] + [replace(newest, messages=shrunk)], tokens[:-1] + [new_tokens], tokens[-1] - new_tokens,
                 entries)
 
-    def _summary_call(self, ctx: Context, view: Conversation, dropped: list[Message], text: str,
-                      profile: ModelProfile, meter: MessageMeter) -> SideCall:
-        """The summary is a model call: on the cached prefix when it fits the window, else a fresh request."""
+    def _summarise(self, view: Conversation, dropped: list[Message], kept_id: str, previous: str | None, cap: int,
+                   profile: ModelProfile, meter: MessageMeter, notes: list[str]
+                   ) -> tuple[Summary | None, list[str], tuple[SideCall, ...]]:
+        """The summary (None when no call fits), the ids of the dropped messages it covers and its calls, each sent
+        the first way that fits the window (the module's rule; ``kept_id``: the first kept message). Chapter 07."""
+        self.summarizer = self.summarizer if self.summarizer is not None else RuleBasedSummarizer()
+        limit = min(cap, getattr(self.summarizer, "max_tokens", cap))  # max_tokens: the cap the summary is held to
+        held = held_to(self.summarizer, limit, meter.counter)  # under the meter's counter, when it has those settings
+        summarizer, window, sizes = _Continued(held, limit, previous, meter.counter), profile.context_window, []
         ask = user(SUMMARY_INSTRUCTION, f"summary-request:{len(view.items)}", origin="synthetic")
-        on_prefix = ctx.total_tokens + meter.message(ask) <= profile.context_window
-        items = (*view.items, ask) if on_prefix else (*dropped, ask)
-        request = whole_context(replace(view, items=tuple(items)), profile, meter)
-        how = "on the cached prefix" if on_prefix else "fresh (the prefix is over the window)"
-        return SideCall("summary", request, max(1, meter.text(text)), how)
+        at = next((k for k, m in enumerate(view.messages) if m.id == kept_id), len(view.messages))
+        for how, items in (("on the cached prefix", view.items), ("on the cached prefix up to the kept messages",
+                                                                    view.messages[:at])):
+            request = whole_context(replace(view, items=(*items, ask)), profile, meter)
+            if request.total_tokens + limit <= window:
+                notes.extend([f"the summary call on the whole prefix needs {sizes[0]:,} tokens + max_tokens {limit:,},"
+                              f" over the window of {window:,}: it stops before the kept messages"] if sizes else [])
+                summary = summarizer.summarize(dropped)
+                side = SideCall("summary", request, meter.text(summary.text), how, max_tokens=limit)
+                return summary, [m.id for m in dropped], (side,)
+            sizes.append(request.total_tokens)
+        notes.append(f"the summary call on the cached prefix needs {sizes[0]:,} tokens, {sizes[1]:,} up to the kept "
+                     f"messages, + max_tokens {limit:,}: over the window of {window:,}, so it is asked fresh")
+        summary, sides, more = summarise_in_chunks(view, dropped, summarizer, limit, profile, meter, self.memo)
+        notes.extend(more)
+        return summary, list(summary.sources) if summary else [], sides

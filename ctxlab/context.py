@@ -25,7 +25,7 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 from ctxlab.base import validate
 from ctxlab.base.errors import BudgetError, CtxlabError
-from ctxlab.interactions import Granularity, Unanswered, find_orphans, group_units
+from ctxlab.interactions import Granularity, Unanswered, find_orphans, group_units, pairing_notes
 from ctxlab.messages import Conversation, Message, ToolSpec
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.base.safe_text import shown
@@ -210,9 +210,8 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     ``[A, U2]`` (or ``[U2]`` for a profile that needs a user message first).
 
     Raises BudgetError when the fixed part (tools + system + head + overhead) or the newest unit
-    with the pinned messages exceeds the budget, naming the numbers; OrphanError for a tool
-    result with no call; CtxlabError for a conversation with no messages. Never returns an
-    empty or system-only context. Chapter 03.
+    with the pinned messages exceeds the budget, naming the numbers; CtxlabError for a conversation with no
+    messages. Never returns an empty or system-only context. Chapter 03.
     """
     policy = policy or BudgetPolicy()
     profile = profile or profile_for(conversation.model, conversation.provider)
@@ -239,9 +238,10 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
     fixed = check_fixed_part(part.tools_tokens, part.system_tokens, head_t, profile, budget)
 
     units = group_units(messages, policy.granularity, policy.unanswered)
-    treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
-    notes += [f"call {o.call_id!r} in {o.where} never got a result: {treatment}"
-              for o in find_orphans(messages) if o.kind == "call_without_result"]
+    paired = pairing_notes(find_orphans(messages), policy.unanswered)
+    if not units:
+        raise CtxlabError(f"Conversation {conversation.id!r} has nothing to send: {'; '.join(paired)}.")
+    notes += paired
     last_user = max((u.start for u in units if u.first.is_real_user), default=-1)
     tokens = [sum(meter.message(m, thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
               for u in units]

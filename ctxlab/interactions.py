@@ -12,9 +12,11 @@ has no result after it (an *orphan*). So history is cut only between **units**:
 * ``turn`` granularity (taught beside it): a real user message and everything up to the next one.
 
 A call that never got a result (the agent was interrupted) gets one declared treatment —
-``stub`` (a synthetic error result is added after the round) or ``drop`` (the call is removed
-from its assistant message) — and is always reported. A result with no call before it cannot be
-placed: :func:`group_units` raises :class:`~ctxlab.base.errors.OrphanError` naming it.
+``stub`` (a synthetic error result is added right after the calling message's results) or
+``drop`` (the call is removed from its assistant message) — and is always reported. A result that
+cannot be placed — no call before it, a second result, or one recorded after the user's message
+interrupted its call (``[A(c1), U("stop"), T(c1)]``: c1 is stubbed at the interrupt) — is **set
+aside**: not sent, and reported (:func:`find_orphans` names it, the context's notes say so).
 
 Pinning (which units must be kept) is a separate idea; see ``context.py``. Taught in chapter 03.
 """
@@ -24,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal, Sequence
 
-from ctxlab.base.errors import OrphanError
 from ctxlab.messages import Message, TextPart, ToolCallPart
 
 Granularity = Literal["round", "turn"]
@@ -36,7 +37,8 @@ STUB_TEXT = "[no result recorded: this tool call was interrupted before it retur
 @dataclass(frozen=True)
 class Orphan:
     """One pairing violation. ``kind``: ``call_without_result``, ``result_without_call``,
-    ``duplicate_result`` or ``duplicate_call``; ``where`` names the message and its source line. Chapter 03."""
+    ``duplicate_result``, ``duplicate_call`` or ``late_result`` (a result recorded after a user message
+    interrupted its call); ``where`` names the message and its source line. Chapter 03."""
 
     kind: str
     call_id: str
@@ -74,33 +76,67 @@ class Unit:
         return f"{self.kind} #{self.index} ({len(self.messages)} msgs{calls})"
 
 
+class Pairing:
+    """Calls and results paired as messages arrive: :func:`find_orphans` feeds it a whole list, an
+    incremental builder one message at a time. ``open_calls``: call id → the message still waiting. Chapter 03."""
+
+    def __init__(self) -> None:
+        self.open_calls: dict[str, Message] = {}  # call_id -> the assistant message waiting for its result
+        self.interrupted: dict[str, Message] = {}  # open call id -> the real user message that came after it
+        self.answered: dict[str, Message] = {}  # call id -> the tool message that answered its latest call
+        self.found: list[Orphan] = []  # violations found so far, in order (open calls not yet among them)
+
+    def feed(self, msg: Message) -> None:
+        """Take in the next message."""
+        if msg.role == "assistant":
+            for cid in msg.call_ids:
+                if cid in self.open_calls and cid not in self.interrupted:
+                    self.found.append(Orphan("duplicate_call", cid, msg.id, msg.where()))
+                self.open_calls[cid] = msg
+                self.answered.pop(cid, None)
+                self.interrupted.pop(cid, None)
+        elif _closes_round(msg):
+            self.interrupted.update({cid: msg for cid in self.open_calls if cid not in self.interrupted})
+        elif msg.role == "tool":
+            cid = msg.tool_call_id or ""
+            kind = ("late_result" if cid in self.interrupted else None if cid in self.open_calls else
+                    "duplicate_result" if cid in self.answered else "result_without_call")
+            if kind:
+                self.found.append(Orphan(kind, cid, msg.id, msg.where()))
+            else:
+                del self.open_calls[cid]
+                self.answered[cid] = msg
+
+    def orphans(self) -> list[Orphan]:
+        """Every violation so far, the calls still waiting last."""
+        return self.found + [Orphan("call_without_result", cid, m.id, m.where()) for cid, m in self.open_calls.items()]
+
+
 def find_orphans(messages: Sequence[Message]) -> list[Orphan]:
     """Every pairing violation in order of discovery; ``[]`` when every call has its result after it.
 
     A call id may be used again once its earlier call was answered (tau-bench and SWE-agent runs do):
-    only a call made while the same id is still open is a ``duplicate_call``. Chapter 03.
+    only a call made while the same id is still open is a ``duplicate_call``. A real user message
+    interrupts the calls still open: a result for one of them after it is a ``late_result``, and the
+    call stays ``call_without_result``. Chapter 03.
     """
-    open_calls: dict[str, Message] = {}  # call_id -> the assistant message waiting for its result
-    answered: set[str] = set()  # ids whose latest call has its result
-    found: list[Orphan] = []
+    pairing = Pairing()
     for msg in messages:
-        if msg.role == "assistant":
-            for cid in msg.call_ids:
-                if cid in open_calls:
-                    found.append(Orphan("duplicate_call", cid, msg.id, msg.where()))
-                open_calls[cid] = msg
-                answered.discard(cid)
-        elif msg.role == "tool":
-            cid = msg.tool_call_id or ""
-            if cid in open_calls:
-                del open_calls[cid]
-                answered.add(cid)
-            elif cid in answered:
-                found.append(Orphan("duplicate_result", cid, msg.id, msg.where()))
-            else:
-                found.append(Orphan("result_without_call", cid, msg.id, msg.where()))
-    found += [Orphan("call_without_result", cid, m.id, m.where()) for cid, m in open_calls.items()]
-    return found
+        pairing.feed(msg)
+    return pairing.orphans()
+
+
+SET_ASIDE = {"late_result": "arrived after a user message interrupted its call",
+             "result_without_call": "answers no call made before it", "duplicate_result": "answers a call again"}
+
+
+def pairing_notes(orphans: Sequence[Orphan], unanswered: Unanswered) -> list[str]:
+    """One note per call that got its declared treatment and per result set aside (``interactions``).
+    Chapter 03."""
+    treatment = "a stub error result was added" if unanswered == "stub" else "the call was removed"
+    return [f"call {o.call_id!r} in {o.where} never got a result: {treatment}" if o.kind == "call_without_result"
+            else f"tool result in {o.where} {SET_ASIDE[o.kind]} (call {o.call_id!r}): set aside, not sent"
+            for o in orphans if o.kind in SET_ASIDE or o.kind == "call_without_result"]
 
 
 def _closes_round(msg: Message) -> bool:
@@ -114,34 +150,31 @@ def _treat_unanswered(messages: list[Message], unanswered: list[str], treatment:
     if treatment == "stub":
         stubs = [Message(role="tool", parts=(TextPart(STUB_TEXT),), id=f"stub:{cid}", tool_call_id=cid,
                          is_error=True, origin="synthetic", thread=messages[0].thread) for cid in unanswered]
-        # Stubs go right after the last tool result (or the calling message) so results stay adjacent.
-        last_tool = max((i for i, m in enumerate(messages) if m.role in ("tool", "assistant")),
-                        default=len(messages) - 1)
-        return messages[: last_tool + 1] + stubs + messages[last_tool + 1:]
-    gone = set(unanswered)
-    out = []
-    for m in messages:
-        if m.role == "assistant" and gone.intersection(m.call_ids):
-            parts = tuple(p for p in m.parts if not (isinstance(p, ToolCallPart) and p.id in gone))
-            if not parts:
-                continue  # the message held nothing but the unanswered calls
-            m = replace(m, parts=parts)
-        out.append(m)
-    return out
+        # Each stub goes right after the calling message's last result (or the calling message itself).
+        out = list(messages)
+        for stub in stubs:
+            caller = max(i for i, m in enumerate(out) if m.role == "assistant" and stub.tool_call_id in m.call_ids)
+            calls = out[caller].call_ids
+            at = caller + 1
+            while at < len(out) and out[at].role == "tool" and out[at].tool_call_id in calls:
+                at += 1
+            out.insert(at, stub)
+        return out
+    out = list(messages)
+    for cid in unanswered:  # the newest call of that id is the unanswered one (an answered one may share it)
+        k = max(i for i, m in enumerate(out) if m.role == "assistant" and cid in m.call_ids)
+        parts = tuple(p for p in out[k].parts if not (isinstance(p, ToolCallPart) and p.id == cid))
+        out[k] = replace(out[k], parts=parts)
+    return [m for m in out if m.parts or m.role != "assistant"]  # a message that held only those calls goes
 
 
-def _orphan_result(msg: Message, reason: str) -> OrphanError:
-    return OrphanError(
-        f"Orphan tool result: {msg.where()} answers call {msg.tool_call_id!r}, but {reason}. "
-        "Fix the transcript; `python -m ctxlab inspect FILE` (or find_orphans() in Python) lists every such message.")
-
-
-def _preamble(messages: Sequence[Message]) -> tuple[int, list[str]]:
+def _preamble(messages: Sequence[Message], aside: set[int]) -> tuple[int, list[str]]:
     """Where the preamble — the messages before the first user message — ends, and its calls still open there.
 
     Its tool calls pair like a round's: a system reminder while one is open rides along
     (``[A(c1), R, T(c1), U]`` → preamble ``[A(c1), R, T(c1)]``), and one still open at the first real
-    user message is unanswered (``[A(c1), U]`` → ``c1`` gets the declared treatment).
+    user message is unanswered (``[A(c1), U]`` → ``c1`` gets the declared treatment). A result answering
+    no open call is set aside: its index goes into ``aside``.
     """
     open_calls: list[str] = []
     for i, msg in enumerate(messages):
@@ -150,9 +183,10 @@ def _preamble(messages: Sequence[Message]) -> tuple[int, list[str]]:
         if msg.role == "assistant":
             open_calls += list(msg.call_ids)
         elif msg.role == "tool":
-            if msg.tool_call_id not in open_calls:
-                raise _orphan_result(msg, "no earlier assistant message made that call")
-            open_calls.remove(msg.tool_call_id)
+            if msg.tool_call_id in open_calls:
+                open_calls.remove(msg.tool_call_id)
+            else:
+                aside.add(i)
     return len(messages), open_calls
 
 
@@ -160,16 +194,17 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
                 unanswered: Unanswered = "stub") -> list[Unit]:
     """Split messages into units. ``[U, A(c1), T(c1), A, U2]`` → ``[U] [A(c1) T(c1)] [A] [U2]``.
 
-    Raises OrphanError for a tool result that answers no earlier call (or answers a call whose
-    round a user message already closed), naming the message and its source line. Chapter 03.
+    A tool result that answers no open call — none was made, it was answered already, or a user message
+    interrupted it (``[U, A(c1), U2, T(c1)]`` → ``[U] [A(c1) stub(c1)] [U2]``) — is set aside: in no
+    unit (:func:`find_orphans` reports it). Raises nothing for any order of messages. Chapter 03.
     """
     spans: list[tuple[str, int, int, list[str]]] = []  # (kind, start, stop, unanswered call ids)
-    first_user, still_open = _preamble(messages)
+    aside: set[int] = set()  # indexes of results set aside
+    first_user, still_open = _preamble(messages, aside)
     if first_user > 0:
         spans.append(("preamble", 0, first_user, still_open))
 
     start, open_calls = None, []  # the round being built: start index, calls still waiting
-    seen: set[str] = {c for m in messages[:first_user] for c in m.call_ids}
 
     def close(stop: int) -> None:
         nonlocal start, open_calls
@@ -181,8 +216,8 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
         msg = messages[i]
         if msg.role == "tool":
             if msg.tool_call_id not in open_calls:
-                raise _orphan_result(msg, "its round was already closed by a user message" if msg.tool_call_id in seen
-                                     else "no earlier assistant message made that call")
+                aside.add(i)  # rides along inside an open round, or sits between units: sent in neither
+                continue
             open_calls.remove(msg.tool_call_id)
             if not open_calls:
                 close(i + 1)
@@ -191,7 +226,6 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
                 close(i)
                 start = i
             open_calls += list(msg.call_ids)
-            seen.update(msg.call_ids)
             if not open_calls:
                 close(i + 1)
         elif start is not None and open_calls and not _closes_round(msg):
@@ -206,10 +240,11 @@ def group_units(messages: Sequence[Message], granularity: Granularity = "round",
 
     units: list[Unit] = []
     for kind, lo, hi, missing in spans:
-        msgs = _treat_unanswered(list(messages[lo:hi]), missing, unanswered)
+        span = [m for k, m in enumerate(messages[lo:hi], lo) if k not in aside]
+        msgs = _treat_unanswered(span, missing, unanswered)
         if not msgs:
             continue  # "drop" removed a message that held nothing but unanswered calls
-        calls = tuple(c for m in messages[lo:hi] if m.role == "assistant" for c in m.call_ids)
+        calls = tuple(c for m in span if m.role == "assistant" for c in m.call_ids)
         units.append(Unit(len(units), kind, lo, hi, tuple(msgs), calls, tuple(missing)))
     return units
 
@@ -226,53 +261,3 @@ def _merge_into_turns(spans: list[tuple[str, int, int, list[str]]],
         else:
             merged.append(("turn" if kind == "user" else kind, lo, hi, list(missing)))
     return merged
-
-
-def _anthropic_positions(messages: Sequence[Message]) -> list[int]:
-    """Index of each message in the Anthropic request, where consecutive tool results share one user message."""
-    positions, pos = [], -1
-    for k, m in enumerate(messages):
-        if not (m.role == "tool" and k > 0 and messages[k - 1].role == "tool"):
-            pos += 1
-        positions.append(pos)
-    return positions
-
-
-def provider_error(messages: Sequence[Message], provider: str) -> str | None:
-    """The 400 error a provider returns for the first orphan in ``messages``, or None if it would accept them.
-
-    The texts follow the providers' published error messages (Anthropic Messages API
-    ``invalid_request_error``; OpenAI chat completions ``invalid_request_error``), with the ids filled in.
-    Chapter 03 shows them: ``[A(c1), U]`` → Anthropic "messages.0: `tool_use` ids were found without
-    `tool_result` blocks immediately after: c1 ...".
-    """
-    pos = _anthropic_positions(messages)
-    for k, m in enumerate(messages):
-        if m.role == "assistant" and m.call_ids:
-            after = []
-            for n in messages[k + 1:]:
-                if n.role != "tool":
-                    break
-                after.append(n.tool_call_id)
-            missing = [c for c in m.call_ids if c not in after]
-            if missing:
-                if provider == "anthropic":
-                    return (f"messages.{pos[k]}: `tool_use` ids were found without `tool_result` blocks immediately "
-                            f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
-                            "`tool_result` block in the next message.")
-                return ("An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-                        "'tool_call_id'. The following tool_call_ids did not have response messages: "
-                        f"{', '.join(missing)}")
-        if m.role == "tool":
-            k0 = k
-            while k0 > 0 and messages[k0 - 1].role == "tool":
-                k0 -= 1
-            caller = messages[k0 - 1] if k0 > 0 else None
-            if caller is None or caller.role != "assistant" or m.tool_call_id not in caller.call_ids:
-                if provider == "anthropic":
-                    return (f"messages.{pos[k]}.content.{k - k0}: unexpected `tool_use_id` found in `tool_result` "
-                            f"blocks: {m.tool_call_id}. Each `tool_result` block must have a corresponding `tool_use` "
-                            "block in the previous message.")
-                return ("Invalid parameter: messages with role 'tool' must be a response to a preceeding message "
-                        "with 'tool_calls'.")
-    return None

@@ -11,11 +11,12 @@ differently, which is why the ledger never uses the bare word "input": Anthropic
 ``input_tokens`` is the *uncached* part only, OpenAI's ``prompt_tokens`` is the *whole* prompt
 with ``cached_tokens`` inside it. Readers convert both into these neutral fields.
 
-Rows come from a cache simulator (:func:`from_outcome`, used by the replay) or from what a
+Rows come from a cache simulator (:func:`from_outcome`, used by the replay: a strategy's side call, a
+summary, is a row too, over the window when its prompt plus its reply's ``max_tokens`` is) or from what a
 transcript recorded (:func:`recorded_ledger`). Every row is priced with :mod:`ctxlab.tables.prices`; a
-model the price table does not know gets cost ``None`` and a note, never 0. Totals weight the hit
-rate by tokens: sum(read) / sum(total input), not the mean of per-call rates (a tiny call with no
-hit must not count as much as a 100k-token call with a full hit).
+model the price table does not know gets cost ``None`` and a note, never 0. Totals weight the hit rate by
+tokens: sum(read) / sum(total input), not the mean of per-call rates (a tiny call with no hit must not
+count as much as a 100k-token call with a full hit).
 
 Simplified on purpose: one row per provider response, nothing finer (no streaming chunks), and
 output tokens are priced as recorded, thinking included. The text and HTML tables show thread names,
@@ -75,9 +76,10 @@ def make_row(*, thread: str, call: int, uncached_input_tokens: int, cache_read_t
              model: str | None = None, provider: str | None = None, message_id: str | None = None,
              at: str | None = None, stop_reason: str | None = None, note: str = "", overflow: bool = False,
              window_tokens: int | None = None, recorded_cost_usd: dict[str, float] | None = None,
-             kind: str = "main") -> LedgerRow:
+             kind: str = "main", reply_tokens: int = 0) -> LedgerRow:
     """A priced row from the three prompt buckets. ``read 4480, write 380, uncached 0`` → total 4860, hit 0.92.
-    ``kind``: ``"main"`` (a recorded model call) or a strategy's side call's kind (``"summary"``). Chapter 04."""
+    ``kind``: ``"main"`` (a recorded model call) or a side call's kind (``"summary"``). Given ``window_tokens``, the
+    row overflows when the prompt plus ``reply_tokens`` (a side call's ``max_tokens``) is over it. Chapter 04."""
     total = uncached_input_tokens + cache_read_tokens + cache_write_tokens
     when = parse_time(at)  # priced as at the call's time: the table dates price changes and off-peak hours
     c = prices.cost(model, provider, uncached_input_tokens=uncached_input_tokens, cache_read_tokens=cache_read_tokens,
@@ -85,11 +87,10 @@ def make_row(*, thread: str, call: int, uncached_input_tokens: int, cache_read_t
                     output_tokens=output_tokens,
                     at=None if when is None else datetime.fromtimestamp(when, timezone.utc))
     notes = [note] if note else []
-    if stop_reason in ("aborted", "error") and stop_reason not in note:
-        notes.append(stop_reason)
-    if window_tokens is not None and total > window_tokens:
-        overflow = True
-        notes.append(f"overflow: {total:,} > window {window_tokens:,}")
+    notes += [stop_reason] if stop_reason in ("aborted", "error") and stop_reason not in note else []
+    if window_tokens is not None and total + reply_tokens > window_tokens:
+        overflow, reply = True, f" + reply {reply_tokens:,}" if reply_tokens else ""
+        notes.append(f"overflow: {total:,}{reply} > window {window_tokens:,}")
     elif overflow and "overflow" not in note:
         notes.append("overflow")
     if c is None:
@@ -111,19 +112,19 @@ def make_row(*, thread: str, call: int, uncached_input_tokens: int, cache_read_t
 def from_outcome(outcome: CacheOutcome, *, output_tokens: int, model: str | None, provider: str | None,
                  thread: str = "main", call: int = 1, message_id: str | None = None, at: str | None = None,
                  stop_reason: str | None = None, note: str = "", overflow: bool = False,
-                 window_tokens: int | None = None, kind: str = "main") -> LedgerRow:
+                 window_tokens: int | None = None, kind: str = "main", reply_tokens: int = 0) -> LedgerRow:
     """A row from a cache simulator's ``CacheOutcome`` (any object with its token attributes).
 
-    The outcome's ``reason`` (why it missed) joins the note unless the note already says it. ``kind``:
-    ``"main"`` for a recorded model call, else the side call's kind (``"summary"``). Chapter 04.
-    """
+    The outcome's ``reason`` (why it missed) joins the note unless the note already says it. ``kind``,
+    ``window_tokens`` and ``reply_tokens`` as in :func:`make_row` (the replay passes all three for a side call).
+    Chapter 04."""
     reason = getattr(outcome, "reason", "") or ""
     note = "; ".join(x for x in (note, reason if reason not in note else "") if x)
     return make_row(thread=thread, call=call, uncached_input_tokens=outcome.uncached_input_tokens,
                     cache_read_tokens=outcome.cache_read_tokens, cache_write_tokens=outcome.cache_write_tokens,
-                    cache_write_1h_tokens=getattr(outcome, "cache_write_1h_tokens", 0) or 0,
-                    output_tokens=output_tokens, model=model, provider=provider, message_id=message_id, at=at,
-                    stop_reason=stop_reason, note=note, overflow=overflow, window_tokens=window_tokens, kind=kind)
+                    cache_write_1h_tokens=getattr(outcome, "cache_write_1h_tokens", 0) or 0, kind=kind, at=at,
+                    output_tokens=output_tokens, model=model, provider=provider, message_id=message_id, note=note,
+                    stop_reason=stop_reason, overflow=overflow, window_tokens=window_tokens, reply_tokens=reply_tokens)
 
 
 _RECORDED_KEYS = {"input": "input", "uncached_input": "input", "cacheRead": "cache_read", "cache_read": "cache_read",
@@ -277,8 +278,7 @@ class Ledger:
             lines.insert(1 + max_rows // 2, f"... {len(rows) - len(picked)} calls not shown ...")
         return "\n".join(([shown(self.title)] if self.title else []) + lines + self._summary())
 
-    def __str__(self) -> str:
-        return self.to_text()
+    __str__ = to_text  # print(ledger): the text table
 
     def __repr__(self) -> str:
         t = self.totals()

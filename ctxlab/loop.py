@@ -20,21 +20,37 @@ session is the record — append-only, so a crash loses at most the line being w
 needs only a :class:`RunRecord`: ``ctxlab.io.session.Session`` is one). Nothing here talks to a
 network: the model call is yours. ``speedup=ctxlab.fast.FAST`` builds the same requests faster
 (each call then groups and counts only the new messages). Taught in chapter 08.
+
+Because the record is append-only, what would break every later request is refused *before* it is
+written (:class:`~ctxlab.base.errors.OrphanError`, the session unchanged): a tool result for no open
+call (unknown, already answered, or interrupted by a user message), and a response whose call id is
+still open or appears twice. An id whose earlier call was answered may be used again.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ctxlab.base import validate
-from ctxlab.base.errors import CtxlabError
+from ctxlab.base.errors import CtxlabError, OrphanError
+from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
 from ctxlab.context import Context
-from ctxlab.messages import (Conversation, Item, Message, TextPart, ToolCallPart, Usage, canonical_arguments,
-                             tool_result, user)
-from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.interactions import Pairing
+from ctxlab.messages import (
+    Conversation,
+    Item,
+    Message,
+    TextPart,
+    ToolCallPart,
+    Usage,
+    canonical_arguments,
+    tool_result,
+    user,
+)
 from ctxlab.replay import Speedup, get_strategy
 from ctxlab.strategies import Call, Decision, Strategy
 from ctxlab.tables.profiles import ModelProfile, profile_for
@@ -61,6 +77,7 @@ class Request:
     openai_body: dict[str, Any]
     anthropic_body: dict[str, Any]
     notes: tuple[str, ...]
+    responses_body: dict[str, Any] = field(default_factory=dict)  # the OpenAI Responses API form
 
 
 class AgentLoop:
@@ -93,7 +110,18 @@ class AgentLoop:
         return msg
 
     def add_tool_result(self, call_id: str, text: str, *, name: str | None = None, is_error: bool = False) -> Message:
-        """Append the result of one tool call."""
+        """Append the result of one tool call: ``add_tool_result("c1", "file contents")`` → the tool message.
+
+        ``call_id`` must name an *open* call: one an assistant message made (``record_response(tool_calls=
+        [("c1", ...)])``) that has no result yet and that no real user message has interrupted since. Anything
+        else is refused before it is written (the session keeps its length; the next request still builds),
+        with OrphanError naming the id: no call has that id; its call was already answered (a duplicate
+        result); or a user message came after the call — its result would land after that message, where no
+        provider accepts it, so ctxlab stubs the call instead (see ``group_units``). Chapter 08.
+        """
+        state = _call_state(self.session)
+        if call_id not in state.open:
+            raise OrphanError(_not_open(call_id, state))
         msg = tool_result(call_id, text, self._id("t"), name=name, is_error=is_error)
         self.session.append(msg)
         return msg
@@ -108,23 +136,95 @@ class AgentLoop:
         for entry in decision.new_entries:
             self.session.append(entry)
         ctx = decision.context
-        return Request(ctx, to_openai_body(ctx, self.model), to_anthropic_body(ctx, self.model), decision.notes)
+        return Request(ctx, to_openai_body(ctx, self.model), to_anthropic_body(ctx, self.model), decision.notes,
+                       to_responses_body(ctx, self.model))
 
     def record_response(self, text: str = "", tool_calls: Sequence[tuple[str, str, Any]] = (), *,
                         usage: dict[str, int] | None = None, stop_reason: str | None = None) -> Message:
         """Append the model's reply: text, tool calls ``(id, name, arguments)``, and its usage.
 
-        ``usage`` takes the provider's own fields (Anthropic ``input_tokens`` /
+        ``record_response("Reading.", [("c1", "read_file", {"path": "a.py"})], usage={...})`` → the
+        assistant message; ``arguments`` is kept as the model gave it (a dict, or its JSON text — even one
+        that is not an object). ``usage`` takes the provider's own fields (Anthropic ``input_tokens`` /
         ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` / ``output_tokens``, or OpenAI
         ``prompt_tokens`` / ``completion_tokens`` / ``prompt_tokens_details.cached_tokens``).
+
+        Refused before anything is written (the session keeps its length): a call id that is still open (its
+        earlier call has no result yet) or that appears twice in the response — OrphanError naming it; a call
+        that is not ``(id, name, arguments)`` with a non-empty str id and a str name, arguments no JSON can
+        hold, or bad usage — CtxlabError. An id whose earlier call was answered, or interrupted by a user
+        message, may be used again (tau-bench and SWE-agent runs do). Chapter 08.
         """
-        parts = ([TextPart(text)] if text else []) + [ToolCallPart(cid, name, canonical_arguments(args))
-                                                      for cid, name, args in tool_calls]
+        state = _call_state(self.session)
+        calls: list[ToolCallPart] = []
+        for k, call in enumerate(tool_calls):
+            calls.append(_call_part(k, call))
+            cid = calls[-1].id
+            if cid in (c.id for c in calls[:-1]):
+                raise OrphanError(f"record_response: tool call id {cid!r} appears twice in this response; "
+                                  "each call of a response needs an id of its own")
+            if cid in state.open:
+                raise OrphanError(f"record_response: tool call id {cid!r} is still open ({state.open[cid].where()} "
+                                  f"made it and it has no result yet); add its result first with "
+                                  f"add_tool_result({cid!r}, ...), or give the new call another id")
+        recorded = neutral_usage(usage) if usage else None
+        parts = ([TextPart(text)] if text else []) + calls
         msg = Message(role="assistant", parts=tuple(parts), id=self._id("a"), model=self.model,
-                      provider=self.provider, stop_reason=stop_reason or ("tool_use" if tool_calls else "stop"),
-                      usage=neutral_usage(usage) if usage else None)
+                      provider=self.provider, stop_reason=stop_reason or ("tool_use" if calls else "stop"),
+                      usage=recorded)
         self.session.append(msg)
         return msg
+
+
+@dataclass(frozen=True)
+class _CallState:
+    open: dict[str, Message]  # call id -> the assistant message waiting for its result
+    answered: dict[str, Message]  # call id -> the tool message that answered its latest call
+    interrupted: dict[str, Message]  # call id -> the user message that came while it was still open
+
+
+def _call_state(record: RunRecord) -> _CallState:
+    """The tool calls of the record's history paired as every request pairs them (``interactions.Pairing``).
+
+    ``[U, A(c1, c2), T(c1)]`` → open ``c2``, answered ``c1``; ``[U, A(c1), U2]`` → ``c1`` interrupted by
+    ``U2`` (a real user message closes the round; a system reminder rides along; meta lines are never sent).
+    A stand-in that cannot read its history back (exercise 08's sink only appends) has no calls.
+    """
+    pairing = Pairing()
+    read = getattr(record, "conversation", None)
+    for msg in read().messages if read is not None else ():
+        if msg.origin != "meta":
+            pairing.feed(msg)
+    still = {cid: m for cid, m in pairing.open_calls.items() if cid not in pairing.interrupted}
+    return _CallState(still, pairing.answered, pairing.interrupted)
+
+
+def _not_open(call_id: str, state: _CallState) -> str:
+    """Why ``add_tool_result(call_id, ...)`` is refused, and what to do, in one line."""
+    still = ", ".join(map(repr, state.open)) or "none"
+    if call_id in state.interrupted:
+        return (f"add_tool_result: tool call {call_id!r} was interrupted by {state.interrupted[call_id].where()}, "
+                f"so its result can no longer follow it (ctxlab stubs that call as an error result; open: {still}); "
+                f"record a new call with record_response(tool_calls=...) if the work is still needed")
+    if call_id in state.answered:
+        return (f"add_tool_result: tool call {call_id!r} was already answered by {state.answered[call_id].where()} "
+                f"(open: {still}); a call takes one result — answer an open call, or record a new call with "
+                f"record_response(tool_calls=...) first")
+    return (f"add_tool_result: no open tool call has id {call_id!r} (open: {still}); record the assistant's call "
+            f"first with record_response(tool_calls=...)")
+
+
+def _call_part(k: int, call: Any) -> ToolCallPart:
+    """``tool_calls[k]`` of a response as its part; CtxlabError naming it when it is not ``(id, name, arguments)``."""
+    if isinstance(call, (str, bytes)) or not isinstance(call, Sequence) or len(call) != 3 \
+            or not isinstance(call[0], str) or not call[0] or not isinstance(call[1], str):
+        raise CtxlabError(f"record_response: tool_calls[{k}] must be (id, name, arguments) with a non-empty str id "
+                          f"and a str name (got {call!r:.80})")
+    try:
+        return ToolCallPart(call[0], call[1], canonical_arguments(call[2]))
+    except (TypeError, ValueError) as exc:
+        raise CtxlabError(f"record_response: the arguments of tool call {call[0]!r} cannot be written as JSON "
+                          f"({exc}); pass a dict, a list or the model's own JSON text") from None
 
 
 class ContextManager(AgentLoop):

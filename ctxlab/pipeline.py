@@ -3,7 +3,8 @@
 The texts' runtime flow, before every model call:
 
 1. **meter** the context (counted, or anchored on the previous request's size);
-2. under the trigger (80% of the window): **send it as it is** — the prefix stays stable;
+2. under the trigger (80% of the window), and within the budget as counted: **send it as it is** —
+   the prefix stays stable (a context counted over the budget goes on, whatever the meter said);
 3. over it: check the tool results **added since the previous request** against a per-result
    budget and shrink the large ones by policy — **page** documents and data (recoverable through
    ``read_page``), **prune** logs to head + tail (not recoverable);
@@ -63,17 +64,17 @@ class PipelineStrategy:
         ctx = whole_context(view, profile, meter)
         trigger = self.policy.trigger_ratio * profile.context_window
         size = self.compaction.metered(ctx, call, meter)
-        if size <= trigger:
+        if self.compaction.sends_as_is(ctx, size, profile, notes):  # under the trigger, within the budget counted
             return self.compaction.send(ctx, call, notes, profile)
 
-        shrunk = self._shrink_results(view, call, meter)
+        shrunk, counted = self._shrink_results(view, call, meter), ctx.total_tokens
         if shrunk:
             history = replace(history, items=(*history.items, *shrunk))
             view, _, notes = compacted_view(history)
             ctx = whole_context(view, profile, meter)
-            notes.append(f"over the trigger ({size:,} tokens): {len(shrunk)} large tool results paged or pruned, "
-                         f"now {ctx.total_tokens:,}")
-            if ctx.total_tokens <= trigger:
+            why = f"over the trigger ({size:,} tokens)" if size > trigger else f"over the budget ({counted:,} counted)"
+            notes.append(f"{why}: {len(shrunk)} large tool results paged or pruned, now {ctx.total_tokens:,}")
+            if self.compaction.sends_as_is(ctx, ctx.total_tokens, profile, notes):  # counted: under both
                 return self.compaction.send(ctx, call, notes, profile, new_entries=shrunk)
 
         decision = self.compaction.decide(history, call, profile, meter)

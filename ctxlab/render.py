@@ -1,15 +1,12 @@
-"""Rendering: a Context becomes what a provider receives.
+"""Rendering for the cache: a request as the blocks a prefix cache sees.
 
-Two outputs:
-
-* **request bodies** an engineer can send — :func:`to_openai_body` (chat completions) and
-  :func:`to_anthropic_body` (Messages API: consecutive tool results share one user message,
-  ``cache_control`` breakpoints placed as an agent would);
-* a **block list** for the cache simulators — :func:`render_blocks`: every tool definition,
-  system block and message content block in the provider's order (tools → system →
-  messages), each with a digest of its wire form, a chained prefix digest and a token count.
-  Two requests share a prefix exactly as far as their prefix digests agree, so comparing
-  prefixes is cheap (``cache.py``'s :func:`~ctxlab.cache.prefix_diff` names the first block that differs).
+Unlike ``bodies.py``, which builds the dict you send, this module cuts that request into **blocks**
+for the cache simulators — :func:`render_blocks`: every tool definition, system block and message
+content block in the provider's order (tools → system → messages), each with a digest of its
+bytes as sent (:func:`~ctxlab.bodies.wire_text`: key order included), a chained prefix digest and a
+token count. The messages are the sendable ones (``sendable.py``), so the blocks are the body's.
+Two requests share a prefix exactly as far as their prefix digests agree, so comparing prefixes is
+cheap (``cache.py``'s :func:`~ctxlab.cache.prefix_diff` names the first block that differs).
 
 Simplified on purpose: images are stood in for by their size (their bytes are not kept); a
 block's tokens come from the profile's counter (an estimate for Claude, see ``tokens.py``).
@@ -21,121 +18,21 @@ Taught in chapter 04.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, replace
 from itertools import accumulate
 from typing import Any, Sequence
 
-from ctxlab.base.json_text import loads
+from ctxlab.bodies import anthropic_part, anthropic_result, anthropic_tool, openai_message, openai_tool, wire_text
 from ctxlab.context import Context
-from ctxlab.messages import ImagePart, Message, TextPart, ThinkingPart, ToolCallPart
+from ctxlab.messages import Message, ThinkingPart
+from ctxlab.sendable import sendable
 from ctxlab.tokens import MessageMeter, thinking_counts, tools_tokens
-
-
-def _canon(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def digest(text: str) -> str:
     """A block's name for its bytes: the first 32 hex digits of the sha256 of ``text`` as UTF-8. A prefix
     digest chains them: ``digest(previous prefix digest + block digest)``. Chapter 04."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-# ---- wire forms ----
-
-def _anthropic_part(part: Any) -> dict[str, Any]:
-    if isinstance(part, TextPart):
-        return {"type": "text", "text": part.text}
-    if isinstance(part, ThinkingPart):
-        if part.redacted:
-            return {"type": "redacted_thinking", "data": part.signature or ""}
-        return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
-    if isinstance(part, ToolCallPart):
-        try:
-            args = loads(part.arguments) if part.arguments else {}  # hostile nesting is a JSONDecodeError
-        except json.JSONDecodeError:
-            args = {"_raw": part.arguments}  # the model emitted invalid JSON; keep it visible
-        return {"type": "tool_use", "id": part.id, "name": part.name, "input": args}
-    if isinstance(part, ImagePart):
-        return {"type": "image", "source": {"type": "base64", "media_type": part.media_type,
-                                            "data": f"<{part.data_chars} base64 chars>"}}
-    raise TypeError(f"unknown part {part!r}")
-
-
-def _anthropic_result(msg: Message) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": msg.tool_call_id,
-                             "content": [_anthropic_part(p) for p in msg.parts]}
-    if msg.is_error:
-        block["is_error"] = True
-    return block
-
-
-def to_anthropic_body(context: Context, model: str | None = None, breakpoints: bool = True,
-                      max_tokens: int = 4096) -> dict[str, Any]:
-    """The Messages API request for ``context``. Consecutive tool results become one user message.
-
-    With ``breakpoints``, ``cache_control: {"type": "ephemeral"}`` goes on the last tool, the last
-    system block and the last content block of the last message, as most agents place them. Chapter 04.
-    """
-    messages: list[dict[str, Any]] = []
-    for msg in context.messages:
-        if msg.role == "tool":
-            if messages and messages[-1]["role"] == "user" and messages[-1]["content"] and \
-                    messages[-1]["content"][-1].get("type") == "tool_result":
-                messages[-1]["content"].append(_anthropic_result(msg))
-            else:
-                messages.append({"role": "user", "content": [_anthropic_result(msg)]})
-            continue
-        # Thinking goes back as recorded (signatures intact), as agents send it: the API needs it in
-        # the current tool loop and ignores earlier turns' thinking when it sizes the context.
-        content = [_anthropic_part(p) for p in msg.parts]
-        messages.append({"role": msg.role, "content": content or [{"type": "text", "text": ""}]})
-    tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
-    system = [{"type": "text", "text": s} for s in context.system]
-    if breakpoints:
-        for section in (tools, system):
-            if section:
-                section[-1]["cache_control"] = {"type": "ephemeral"}
-        if messages:
-            messages[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
-    body: dict[str, Any] = {"model": model or context.profile.name, "max_tokens": max_tokens, "messages": messages}
-    if system:
-        body["system"] = system
-    if tools:
-        body["tools"] = tools
-    return body
-
-
-def _openai_message(msg: Message) -> dict[str, Any]:
-    text = "\n".join(p.text for p in msg.parts if isinstance(p, TextPart))
-    if msg.role == "tool":
-        return {"role": "tool", "tool_call_id": msg.tool_call_id, "content": text}
-    out: dict[str, Any] = {"role": msg.role, "content": text or None}
-    if msg.role == "user" and any(isinstance(p, ImagePart) for p in msg.parts):
-        out["content"] = [{"type": "text", "text": text}] + [
-            {"type": "image_url", "image_url": {"url": f"data:{p.media_type};base64,<{p.data_chars} chars>"}}
-            for p in msg.parts if isinstance(p, ImagePart)]
-    if msg.tool_calls:
-        out["tool_calls"] = [{"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                             for c in msg.tool_calls]
-    if msg.name:
-        out["name"] = msg.name
-    return out
-
-
-def to_openai_body(context: Context, model: str | None = None) -> dict[str, Any]:
-    """The chat-completions request for ``context`` (system prompt as one system message; thinking is not
-    sent). Chapter 04."""
-    messages: list[dict[str, Any]] = []
-    if context.system:
-        messages.append({"role": "system", "content": "\n\n".join(context.system)})
-    messages += [_openai_message(m) for m in context.messages]
-    body: dict[str, Any] = {"model": model or context.profile.name, "messages": messages}
-    if context.tools:
-        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                           "parameters": t.parameters}} for t in context.tools]
-    return body
 
 
 # ---- blocks for prefix comparison ----
@@ -185,12 +82,10 @@ class RenderedRequest:
 def _message_blocks(msg: Message, provider: str) -> list[tuple[str, Any]]:
     """(label, wire form) per content block of one message (thinking included, as sent)."""
     if provider == "openai":
-        return [(f"{msg.role} {msg.id}", _openai_message(msg))]
+        return [(f"{msg.role} {msg.id}", openai_message(msg))]
     if msg.role == "tool":
-        return [(f"tool_result {msg.tool_call_id}", _anthropic_result(msg))]
-    parts = msg.parts
-    return [(f"{msg.role} {msg.id}[{k}] {p.type}", _anthropic_part(p)) for k, p in enumerate(parts)] or \
-        [(f"{msg.role} {msg.id}[0] text", {"type": "text", "text": ""})]
+        return [(f"tool_result {msg.tool_call_id}", anthropic_result(msg))]
+    return [(f"{msg.role} {msg.id}[{k}] {p.type}", anthropic_part(p)) for k, p in enumerate(msg.parts)]
 
 
 def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None], user_ids: set[str],
@@ -225,11 +120,11 @@ def render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter)
     wires = _message_blocks(msg, provider)
     if len(wires) == 1:
         label, wire = wires[0]
-        text = _canon(wire)
+        text = wire_text(wire)
         return [(label, text, digest(text), meter.message(msg, include_thinking=keep))]
     out = []
     for k, ((label, wire), part) in enumerate(zip(wires, msg.parts)):
-        text = _canon(wire)
+        text = wire_text(wire)
         tokens = 0 if isinstance(part, ThinkingPart) and not keep else meter.part(part)
         out.append((label, text, digest(text), tokens + (meter.overhead(msg) if k == 0 else 0)))
     return out
@@ -240,25 +135,24 @@ def head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tu
     order, then the inferred static head as one block (a stand-in sized from usage). Chapter 04."""
     counter = meter.counter
     head: list[tuple[str, str, Any, int]] = []  # (kind, label, wire, tokens) of tools and system blocks
-    tool_wire = ([{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in context.tools]
-                 if provider == "anthropic" else
-                 [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                    "parameters": t.parameters}} for t in context.tools])
+    tool_wire = [anthropic_tool(t) if provider == "anthropic" else openai_tool(t) for t in context.tools]
     for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
         t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
         t += context.profile.tool_system_tokens if k == 0 and not context.head_tokens else 0  # see fixed_part
         head.append(("tools", f"tool {spec.name}", wire, t))
-    if provider == "openai" and context.system:
+    if provider == "openai" and any(s.strip() for s in context.system):
         head.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
                      meter.system(context.system)))
     else:
         for k, text in enumerate(context.system):
+            if not text.strip():
+                continue  # an empty system block is not sent (bodies.to_anthropic_body)
             head.append(("system", f"system[{k}]", {"type": "text", "text": text}, counter.count(text)))
     if context.head_tokens:  # a system prompt + tools the transcript did not record, sized from usage
         head.append(("system", "inferred static head", {"inferred_head_tokens": context.head_tokens},
                      context.head_tokens))
     return [(kind, label, text, digest(text), tokens) for kind, label, wire, tokens in head
-            for text in (_canon(wire),)]
+            for text in (wire_text(wire),)]
 
 
 def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
@@ -274,7 +168,7 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     """
     provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
     meter = meter or MessageMeter(context.profile)
-    msgs = context.messages
+    msgs = sendable(context.messages, "anthropic" if provider == "anthropic" else "openai")[0]
     last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
     blocks, chain = [], ""
     for kind, label, text, block_digest, tokens in head_pieces(context, provider, meter):

@@ -29,6 +29,7 @@ from ctxlab.cache_openai import OpenAICache
 from ctxlab.cache import CacheOutcome
 from ctxlab.checks import Violation, check_context
 from ctxlab.context import Context
+from ctxlab.interactions import find_orphans, pairing_notes
 from ctxlab.ledger import Ledger, from_outcome
 from ctxlab.messages import Conversation, Entry, Item, Message, parse_time
 from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
@@ -138,10 +139,12 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     with the static head already cached, as when an earlier session wrote it. A progress bar with
     ``progress=True`` (tqdm; off in notebooks). ``check`` validates every context against
     :func:`ctxlab.checks.check_context`. ``speedup`` (e.g. ``ctxlab.fast.FAST``) gives the same result
-    faster. Raises what the strategy raises (BudgetError, OrphanError)
+    faster. Raises what the strategy raises (BudgetError)
     naming the call, and CtxlabError (a ValueError) naming the argument for a bad ``window`` (a bad
     TTL or minimum in ``cache_rules`` at the first call). A strategy's side calls get rows of their own
-    (``LedgerRow.kind``: ``"summary"``, ...). Chapter 04; the strategies of chapters 05–07 replay the same way.
+    (``LedgerRow.kind``: ``"summary"``, ...), held to the same window: one whose prompt plus its reply's
+    ``max_tokens`` is over it is an overflow row and, with ``check``, a ``side_call_window`` violation.
+    Chapter 04; the strategies of chapters 05–07 replay the same way.
     """
     window = validate.tokens("window", window)
     strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
@@ -149,6 +152,9 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     result = ReplayResult(strategy.name, None)
     if all(c.at_s is None for _, c in calls):
         result.notes.append("the transcript has no timestamps: no cache expiry was simulated")
+    for thread in conversation.threads():  # results no request can carry: said once, not at every call
+        sent = [m for m in conversation.messages if m.thread == thread and m.origin != "meta"]
+        result.notes += [n for n in pairing_notes(find_orphans(sent), "stub") if n.endswith("set aside, not sent")]
 
     by_thread: dict[str, list[int]] = {}  # thread -> positions of its items
     thread_items: dict[str, list[Item]] = {}  # thread -> its items, in order
@@ -202,14 +208,22 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
             sim = simulators[call_provider] = _simulator(call_provider, cache_rules or {})
             if warm:
                 sim.warm_head(request, call.at_s)
-        for side in decision.side_calls:  # e.g. a summary call: a model call with its own ledger row
+        side_violations: tuple[Violation, ...] = ()
+        for side in decision.side_calls:  # e.g. a summary call: a model call with its own row, in the same window
             side_request = render(side.context, call_provider, call_model, meter, call.thinking)
             side_outcome = sim.request(side_request, call.at_s, response_started_s=call.at_s)
             rows.append(from_outcome(side_outcome, thread=call.thread, call=call.index, message_id=None,
                                      model=call_model, provider=call_provider, at=call.message.timestamp,
                                      output_tokens=side.output_tokens, stop_reason=None,
                                      note=f"{side.kind} call" + (f": {side.note}" if side.note else ""),
-                                     kind=side.kind))
+                                     kind=side.kind, window_tokens=profile.context_window,
+                                     reply_tokens=side.reply_tokens))
+            if check and rows[-1].overflow:  # what the provider would refuse: a broken rule, like the main call's
+                cap = "its max_tokens" if side.max_tokens is not None else "its output, no max_tokens declared"
+                side_violations += (Violation("side_call_window", f"the {side.kind} call before call {call.index} "
+                                              f"sends {rows[-1].total_input_tokens:,} tokens + {side.reply_tokens:,} "
+                                              f"for the reply ({cap}), over the window of {profile.context_window:,}"
+                                              f" ({side.note or 'no note'})"),)
         # The entry this call writes is usable by others only once its response has started; the
         # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
         outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))
@@ -221,6 +235,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
                                  output_tokens=output, stop_reason=call.message.stop_reason,
                                  note="; ".join(notes), overflow=decision.overflow))
         violations = tuple(check_context(decision.context, history, strategy)) if check else ()
+        violations = side_violations + violations  # the side calls went first
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
                                          notes + (outcome.reason,), decision.overflow, outcome, request, violations))
     result.ledger = Ledger(rows)

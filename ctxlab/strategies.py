@@ -86,14 +86,23 @@ def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
 @dataclass(frozen=True)
 class SideCall:
     """A model call a strategy makes for itself before the real one — e.g. asking a model for a
-    summary. It is a model call like any other: it gets its own ledger row. ``context`` is what it
-    sends (render it on the cached prefix to make it cheap), ``output_tokens`` what it returns. Its
-    ``kind`` becomes the ledger row's ``kind``. Chapters 06 and 07."""
+    summary. It is a model call like any other: it gets its own ledger row and obeys the same window.
+    ``context`` is what it sends (render it on the cached prefix to make it cheap), ``output_tokens``
+    what it returns, ``max_tokens`` the reply's cap sent with it (None: its ``output_tokens``). The
+    prompt plus that cap must fit the window; the replay flags a side call that does not as an overflow
+    (and, checked, as a ``side_call_window`` violation). Its ``kind`` becomes the ledger row's ``kind``.
+    Chapters 06 and 07."""
 
     kind: str
     context: Context
     output_tokens: int
     note: str = ""
+    max_tokens: int | None = None
+
+    @property
+    def reply_tokens(self) -> int:
+        """What the reply may take of the window: ``max_tokens``, else the tokens it returned. Chapter 06."""
+        return self.output_tokens if self.max_tokens is None else self.max_tokens
 
 
 @dataclass(frozen=True)

@@ -109,7 +109,9 @@ def test_inspect_result_without_call_is_named(tmp_path: Path, capsys) -> None:
     assert code == 0, err
     rep = json.loads(out)
     assert [(o["kind"], o["call_id"]) for o in rep["orphans"]] == [("result_without_call", "ghost")]
-    assert any("cannot be grouped" in n for n in rep["notes"])
+    assert not any("cannot be grouped" in n for n in rep["notes"])  # issue 12: set aside, not a dead end
+    code, out, err = run_cli(capsys, "replay", str(path), "--check")
+    assert code == 0 and "answers no call made before it (call 'ghost'): set aside, not sent" in out, err
 
 
 @pytest.mark.parametrize("content, why", [

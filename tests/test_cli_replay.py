@@ -103,12 +103,11 @@ def test_window_must_be_positive(capsys):
 def test_one_bad_conversation_of_many_is_skipped_and_named(capsys, tmp_path):
     runs = [{"task_id": 0, "trial": 0, "reward": 1, "info": {}, "traj": [
                 {"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]},
-            {"task_id": 1, "trial": 0, "reward": 0, "info": {}, "traj": [
-                {"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "nowhere", "content": "x"},
-                {"role": "assistant", "content": "done"}]}]
+            {"task_id": 1, "trial": 0, "reward": 0, "info": {}, "traj": [  # a question no 2,000-token window holds
+                {"role": "user", "content": "hi " * 3_000}, {"role": "assistant", "content": "done"}]}]
     path = tmp_path / "runs.json"
     path.write_text(json.dumps(runs), encoding="utf-8")
-    code, out, err = run(capsys, "replay", str(path), "--json")
+    code, out, err = run(capsys, "replay", str(path), "--json", "--window", "2000")
     doc = json.loads(out)
     assert code == 0 and doc["skipped_conversations"] == ["task1-trial0"]
     assert "1 of 2 conversations could not be replayed" in err

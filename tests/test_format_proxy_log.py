@@ -292,7 +292,9 @@ def test_body_fidelity_notes_a_call_whose_context_cannot_be_built(tmp_path):
     path = tmp_path / "orphan.json"
     path.write_text(json.dumps(obj), encoding="utf-8")
     fit = body_fidelity(path)
-    assert fit.calls == () and fit.notes[0].startswith("line 1: no context to render (Orphan tool result")
+    # the result is set aside (issue 12), which leaves nothing to send: said, not a crash
+    assert fit.calls == () and fit.notes[0].startswith("line 1: no context to render (Conversation 'request' has "
+                                                       "nothing to send: tool result in tool message")
 
 
 # ---------------------------------------------------------------- the shared files

@@ -22,7 +22,7 @@ from ctxlab.paging import (DEFAULT_ACTIONS, DEFAULT_TOOL_KINDS, READ_PAGE_TOOL, 
                            PageError, PagingPolicy, check_handle, page_handle, page_lines, page_message)
 from ctxlab.tables.profiles import profile_for
 from ctxlab.pruning import ArrivalCap, text_tokens
-from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.bodies import to_anthropic_body, to_openai_body
 from ctxlab.replay import replay
 from ctxlab.strategies import Call
 from ctxlab.views import substituted

@@ -20,12 +20,22 @@ from a ctxlab session file — send byte-identical request bodies (provider JSON
 conversation and the file's sha256 are unchanged. The usage-metered strategies may overshoot their
 budget (their estimate is what they meter); how far is recorded, not asserted.
 
-Profiles: the default run is derandomized and small (about 15 s); the thorough one runs 10,000
-sessions, each under every strategy: ``python run.py test -m thorough --dist load
-tests/test_properties.py`` (``--dist load`` lets its two halves run on the two workers). At the
-end a table — calls checked, refusals, repeated compactions, the largest overshoot under the
-profile's counter and under exact tiktoken — is printed and written to ``report.md`` in the run's
-pytest temp folder (figures: ``bench/PROPERTIES.md``). The bugs these properties found are plain tests at the end.
+The wire (issue 12): a second property replays each session once under every strategy and renders
+every context it sends (side calls too) as all three request bodies — the Messages API with a Claude
+model, chat completions and the Responses API with an OpenAI model, whatever model the session was
+on — and asserts that the independent oracle (``ctxlab/wire/``) finds nothing in any. Its sessions
+force each of ``session_gen.SHAPES`` in turn (aborted turns, blank text, another provider's
+thinking, odd call ids and arguments, late results...). A failure names the strategy, the call, the
+violation and the offending message of the body, and lists the context sent.
+
+Profiles: the default run is derandomized and small (about 20 s); the thorough one replays every
+strategy over 10,000 sessions (each half of the strategies over 10,000 of its own), for the
+invariants and, apart, for the wire (every context as the three bodies): ``python run.py test -m
+thorough --dist load tests/test_properties.py`` (``--dist load`` lets its halves run on the two workers). At the end a table — calls checked,
+refusals, repeated compactions, the largest overshoot under the profile's counter and under exact
+tiktoken; then the sessions, contexts and bodies the oracle checked — is printed and written to
+``report.md`` in the run's pytest temp folder (figures: ``bench/PROPERTIES.md``); the thorough wire
+test asserts its count of sessions. The bugs these properties found are plain tests at the end.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from unittest import mock
 
@@ -46,13 +57,13 @@ from ctxlab.checks import check_context
 from ctxlab.io.codec import item_to_dict
 from ctxlab.compaction import CompactionPolicy, CompactionStrategy
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.base.errors import BudgetError, OrphanError
-from ctxlab.interactions import group_units
+from ctxlab.base.errors import BudgetError, CtxlabError, OrphanError
+from ctxlab.interactions import find_orphans, group_units
 from ctxlab.messages import Conversation, Entry, Usage, assistant, tool_result, user
 from ctxlab.paging import READ_PAGE_TOOL, PagingPolicy
 from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.pruning import DEFAULT_MARKER, ArrivalCap, text_tokens
-from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
 from ctxlab.replay import STRATEGY_NAMES, get_strategy, replay
 from ctxlab.io.session import Session
 from ctxlab.strategies import model_calls, whole_context
@@ -60,8 +71,9 @@ from ctxlab.summary import Summary
 from ctxlab.summary_strategy import PLACEMENTS
 from ctxlab.tokens import MessageMeter, infer_static_head
 from ctxlab.views import SUMMARY_PREFIX, compacted_view
+from ctxlab.wire import check_anthropic, check_openai_chat, check_openai_responses
 
-from session_gen import LOG_LINES, TOOLS, outline, sessions, write_session
+from session_gen import LOG_LINES, SHAPES, TOOLS, outline, sessions, shapes_of, write_session
 
 SHARED = dict(deadline=None, database=None, print_blob=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -145,13 +157,14 @@ def property_tmp(tmp_path_factory, request):
     """A folder for the session files; afterwards, the report is printed and written beside it."""
     folder = tmp_path_factory.mktemp("properties")
     yield folder
-    if not REPORT.cases:
+    if not REPORT.cases and not WIRE:
         return
+    table = "\n\n".join(t for t in (REPORT.cases and REPORT.table(), WIRE and wire_table()) if t)
     out = folder / "report.md"  # under this run's pytest temp folder: concurrent runs never share it
-    out.write_text(REPORT.table() + "\n", encoding="utf-8")
+    out.write_text(table + "\n", encoding="utf-8")
     capture = request.config.pluginmanager.get_plugin("capturemanager")  # print past pytest's capture
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(f"\nproperty report (also in {out}):\n{REPORT.table()}")
+        print(f"\nproperty report (also in {out}):\n{table}")
 
 
 # ---- what a strategy promises ------------------------------------------------------------------
@@ -263,6 +276,15 @@ def measure(conversation: Conversation) -> tuple[int, int, int]:
     return math.ceil(need / 0.9), math.ceil(need_paged / 0.9), math.ceil(whole / 0.9)
 
 
+def windows_for(conversation: Conversation) -> st.SearchStrategy[int]:
+    """:func:`windows` around the session's own sizes; a few fixed ones when its history cannot be grouped
+    (a result recorded after the user's interrupting message): the replays then say what they make of it."""
+    try:
+        return windows(*measure(conversation))
+    except OrphanError:
+        return st.sampled_from([64, 2_000, 200_000])
+
+
 def windows(need: int, need_paged: int, whole: int) -> st.SearchStrategy[int]:
     return st.one_of(
         st.integers(-40, 40).map(lambda d: max(64, need + d)),  # at the edge, on both sides
@@ -285,7 +307,7 @@ def check_example(group: list[tuple[str, str, dict]], data: st.DataObject, path,
     """One generated session and window, replayed under every strategy of ``group``."""
     REPORT.meters.clear()  # a meter holds every message it counted: keep one example's only
     conversation = data.draw(sessions(**size), label="session")
-    window = data.draw(windows(*measure(conversation)), label="window")
+    window = data.draw(windows_for(conversation), label="window")
     snapshot = [item_to_dict(i) for i in conversation.items]
     if path.exists():
         path.unlink()
@@ -380,6 +402,170 @@ def test_thorough_every_call_of_every_replay_keeps_the_invariants(group, data, p
     check_example(GROUPS[group], data, property_tmp / f"thorough-{group}.jsonl", **SMALL)
 
 
+# ---- the wire: every body a replay sends, for both providers, passes the independent oracle ----------
+
+CLAUDE_MODEL, OPENAI_MODEL = "claude-sonnet-4-5", "gpt-5"  # the models the bodies are rendered for
+WIRE_KINDS = ("anthropic", "openai-chat", "openai-responses")
+
+
+def wire_renderers() -> list[tuple[str, object, str, object]]:
+    """``(kind, renderer, model, oracle)`` for the three request bodies."""
+    return [("anthropic", to_anthropic_body, CLAUDE_MODEL, check_anthropic),
+            ("openai-chat", to_openai_body, OPENAI_MODEL, check_openai_chat),
+            ("openai-responses", to_responses_body, OPENAI_MODEL, check_openai_responses)]
+
+
+@dataclass
+class WireStats:
+    sessions: int = 0  # replays whose every body was checked
+    calls: int = 0  # contexts checked (the model calls and their side calls)
+    bodies: dict[str, int] = field(default_factory=lambda: dict.fromkeys(WIRE_KINDS, 0))
+
+
+WIRE: dict[str, WireStats] = {}  # case -> what the wire properties checked
+
+
+def wire_table() -> str:
+    """What the wire properties checked: per strategy, the sessions replayed, the contexts rendered and the bodies
+    the oracle passed (each context as all three)."""
+    head = "| strategy | sessions | contexts | " + " | ".join(f"{k} bodies" for k in WIRE_KINDS) + " |"
+    lines = ["wire oracle:", "", head, "|---" * (3 + len(WIRE_KINDS)) + "|"]
+    lines += [f"| {k} | {s.sessions:,} | {s.calls:,} | " + " | ".join(f"{s.bodies[b]:,}" for b in WIRE_KINDS) + " |"
+              for k, s in sorted(WIRE.items())]
+    total = sum(sum(s.bodies.values()) for s in WIRE.values())
+    lines.append(f"| all | {max((s.sessions for s in WIRE.values()), default=0):,} each | "
+                 f"{sum(s.calls for s in WIRE.values()):,} | {total:,} oracle checks in all |" + " |" * 2)
+    return "\n".join(lines)
+
+
+def _walk(body, path: str):
+    """The element of ``body`` at an oracle's ``path`` (``messages[3].content[0]``), and the top-level list item
+    on the way (the message), as far as the path leads."""
+    node, message = body, None
+    for key, index in re.findall(r"([^.\[\]]+)|\[(\d+)\]", path):
+        try:
+            node = node[int(index)] if index else node[key]
+        except (KeyError, IndexError, TypeError, ValueError):
+            break
+        if index and message is None:
+            message = node
+    return node, message
+
+
+def _short(value, most: int = 400) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= most else f"{text[:most]}... ({len(text):,} chars)"
+
+
+def wire_failure(where: str, kind: str, model: str, body: dict, found: list, context) -> str:
+    lines = [f"{where}: the {kind} body (model {model}) breaks {len(found)} wire rule(s):"]
+    for v in found[:6]:
+        node, message = _walk(body, getattr(v, "path", "") or "")
+        lines.append(f"  {v}")
+        if message is not None:
+            lines.append(f"    offending message: {_short(message)}")
+        if node is not message and node is not body:
+            lines.append(f"    at {v.path}: {_short(node, 200)}")
+    lines += ["context sent:", outline(Conversation("context", context.messages, context.system, context.tools,
+                                                    model=context.profile.name, provider=context.profile.provider))]
+    return "\n".join(lines)
+
+
+def check_bodies(stats: WireStats, where: str, context, renderers, sized: bool) -> None:
+    """Render ``context`` as all three bodies and assert the oracle finds nothing in any; ``sized``: the size rules
+    too (input + the reply's cap within the context's window), for a strategy that promises a budget."""
+    limits = {"input_tokens": context.total_tokens, "context_window": context.window_tokens} if sized else {}
+    for kind, to_body, model, oracle in renderers:
+        body = to_body(context, model=model)
+        found = oracle(body, **limits)
+        assert not found, wire_failure(where, kind, model, body, found, context)
+        stats.bodies[kind] += 1
+    stats.calls += 1
+
+
+FORCED = [frozenset(), *(frozenset({shape}) for shape in SHAPES)]  # none, or one of the odd shapes forced
+
+
+def wire_windows(conversation: Conversation) -> st.SearchStrategy[int]:
+    """Windows for the wire property, cheaper than :func:`windows` (one build, not two per call): fractions of
+    the whole history's size at its last call — strategies cut at every call under the small ones — plus
+    tiny windows and one that holds everything."""
+    calls = model_calls(conversation)
+    try:
+        position, call = calls[-1]
+        history = replace(conversation, items=conversation.items[:position])
+        whole = build_context(history, BudgetPolicy(budget_tokens=10**12),
+                              profile=profile_for(call.model, call.provider)).total_tokens
+    except (IndexError, CtxlabError):  # no call, or nothing to send before it
+        whole = 2_000
+    return st.one_of(st.sampled_from([0.1, 0.25, 0.5, 0.8, 1.5]).map(lambda f: max(64, int(whole * f))),
+                     st.integers(64, 1_500), st.just(200_000))
+
+
+def check_wire_example(group: list[tuple[str, str, dict]], data: st.DataObject, **size) -> None:
+    """One generated session and window, replayed once under every strategy of ``group``: each context
+    it sends (side calls too) rendered for Anthropic with a Claude model and for chat completions and the
+    Responses API with an OpenAI model, whatever the session's model."""
+    renderers = wire_renderers()
+    forced = data.draw(st.sampled_from(FORCED), label="forced shape")  # each of the odd shapes, in turn
+    conversation = data.draw(sessions(force=forced, **{**SMALL, **size}), label="session")
+    held = ", ".join(sorted(shapes_of(conversation))) or "none"
+    window = data.draw(wire_windows(conversation), label="window")
+    chosen = {case: {**fixed, **data.draw(OPTIONS.get(name, st.just({})), label=f"{case} options")}
+              for case, name, fixed in group}
+    for case, name, _ in group:
+        stats = WIRE.setdefault(case, WireStats())
+        watched = Watched(get_strategy(name, **chosen[case]))
+        try:
+            replay(conversation, watched, window=window)
+        except BudgetError:
+            pass  # a refusal: the calls before it were sent, and are checked
+        except OrphanError as err:
+            raise AssertionError(f"{case} {chosen[case]} at window {window:,} refused the session: {err}\n"
+                                 f"{outline(conversation)}") from None
+        for _, call, _, _, decision in watched.calls:
+            if decision is None:
+                continue
+            where = (f"{case} {chosen[case]} at window {window:,}, call {call.index} ({call.message.where()}) of a "
+                     f"session with the shapes {held}")
+            for side in decision.side_calls:
+                check_bodies(stats, f"{where}, its {side.kind} call", side.context, renderers, watched.budgeted)
+            check_bodies(stats, where, decision.context, renderers, watched.budgeted)
+        stats.sessions += 1
+
+
+WIRE_FAST = settings(FAST, max_examples=80)  # small sessions, one replay per strategy: about 4 s on one core
+
+
+@pytest.mark.parametrize("group", GROUPS)
+@WIRE_FAST
+@given(data=st.data())
+def test_every_body_of_every_replay_passes_the_wire_oracle(group, data, property_tmp):
+    check_wire_example(GROUPS[group], data)
+
+
+THOROUGH_SESSIONS = 10_000
+
+
+@pytest.mark.thorough
+@pytest.mark.parametrize("group", GROUPS)
+def test_thorough_every_body_of_every_replay_passes_the_wire_oracle(group, property_tmp):
+    """10,000 sessions (small ones), each replayed under every strategy of the group, each context rendered as
+    the three bodies: the counts are asserted here and printed in the run's report."""
+    before = {case: WIRE.get(case, WireStats()).sessions for case, _, _ in GROUPS[group]}
+
+    @THOROUGH
+    @given(data=st.data())
+    def run(data):
+        check_wire_example(GROUPS[group], data, **SMALL)
+
+    run()
+    for case, _, _ in GROUPS[group]:
+        stats = WIRE[case]
+        assert stats.sessions - before[case] >= THOROUGH_SESSIONS, \
+            f"{case}: {stats.sessions - before[case]:,} sessions checked, not {THOROUGH_SESSIONS:,}"
+
+
 # ---- regressions: the bugs these properties found, each as a plain test ---------------------------
 
 def _logs(lines: int) -> str:
@@ -402,8 +588,10 @@ def test_preamble_calls_pair_like_a_round():
     assert [[m.id for m in u.messages] for u in units] == [["A", "stub:c1"], ["U"]]
     assert [[m.id for m in u.messages] for u in group_units([call, reminder, tool_result("c1", "x", "T"),
                                                              user("hi", "U")])] == [["A", "R", "T"], ["U"]]
-    with pytest.raises(OrphanError, match="'T'"):
-        group_units([tool_result("c9", "x", "T"), user("hi", "U")])
+    # a result with no call is reported; since issue 12 it is set aside (sent in no unit), not an OrphanError
+    stray = [tool_result("c9", "x", "T"), user("hi", "U")]
+    assert [[m.id for m in u.messages] for u in group_units(stray)] == [["U"]]
+    assert [(o.kind, o.message_id) for o in find_orphans(stray)] == [("result_without_call", "T")]
 
 
 def test_a_summary_call_from_a_history_that_starts_with_an_assistant_message():

@@ -32,7 +32,8 @@ BEFORE = {
     'recorded_ledger', 'render_blocks', 'replay', 'request_from_sizes', 'structural', 'summary_call',
     'to_anthropic_body', 'to_openai_body', 'to_provider_fields', 'tool_result', 'tools_tokens', 'user', 'with_window',
 }
-ADDED = {"AgentLoop"}  # the rename of ContextManager (which stays, deprecated, for one release)
+ADDED = {"AgentLoop", "to_responses_body"}  # the rename of ContextManager (the old name stays, deprecated, for one
+# release); the Responses API body (issue 12)
 
 CHAPTER = re.compile(r"[Cc]hapters? \d\d")
 

@@ -17,7 +17,7 @@ from ctxlab.cli.main import main
 from ctxlab.io.formats import load
 from ctxlab.tables.profiles import profile_for
 from ctxlab.base.redact import MASK, find_keys, redact
-from ctxlab.render import to_anthropic_body
+from ctxlab.bodies import to_anthropic_body
 from ctxlab.estimators import get_counter
 from ctxlab.tokens import MessageMeter
 from ctxlab.lab.workbook import text_table

@@ -8,7 +8,8 @@ from ctxlab.context import BudgetPolicy, build_context
 from ctxlab.interactions import find_orphans
 from ctxlab.messages import Conversation, Message, TextPart, ThinkingPart, ToolSpec, assistant, tool_result, user
 from ctxlab.tables.profiles import profile_for
-from ctxlab.render import render_blocks, to_anthropic_body, to_openai_body
+from ctxlab.bodies import to_anthropic_body, to_openai_body
+from ctxlab.render import render_blocks
 from ctxlab.cache import prefix_diff
 
 CLAUDE = profile_for("claude-sonnet-4-5")

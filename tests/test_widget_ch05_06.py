@@ -371,7 +371,9 @@ def test_the_synthetic_session_shows_the_lost_system_entry():
 def test_regenerating_only_on_a_change_costs_less(sample):
     rows = regen06.regeneration_rows(sample, 30_000)
     every, cached, change, both = rows
-    assert every.summary_calls == cached.summary_calls == 47 and change.summary_calls == both.summary_calls == 3
+    # 47 summaries regenerated, 3 changes; a summary whose dropped history does not fit one request within the
+    # 30,000-token window is asked in chunks (issue 12): 129 calls fresh, 48 on the cached prefix, 6 and 4 on a change
+    assert (every.summary_calls, cached.summary_calls, change.summary_calls, both.summary_calls) == (129, 48, 6, 4)
     assert both.total_cost_usd < change.total_cost_usd < cached.total_cost_usd < every.total_cost_usd
     assert every.summary_cost_usd > every.main_cost_usd  # the texts' rule: the summaries cost more than the calls
     assert both.summary_read_tokens > 0 == change.summary_read_tokens
@@ -393,7 +395,7 @@ def test_the_summary_widget_follows_its_window(sample):
     facts, _ = lab05.checklist_for(sample)
     w = ch06.SummaryWidget(sample, facts, windows=[30_000, 60_000, 80_000])
     small = w.state
-    assert small.summary.startswith("## Task") and small.summary_tokens == 1_664 and small.summarised_messages == 90
+    assert small.summary.startswith("## Task") and small.summary_tokens == 1_768 and small.summarised_messages == 90
     assert (len(small.visible), len(small.in_summary), small.lost) == (10, 8, ("f06",)) and small.known == 19
     assert "f06" in w.facts_view.value and "lost" in w.facts_view.value
     w.window.value = 80_000

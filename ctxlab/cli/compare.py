@@ -3,8 +3,10 @@
 Unlike a plain ``replay`` (one strategy, a ledger per conversation; :mod:`ctxlab.cli.replay`), this
 prints the leaderboard of :func:`ctxlab.lab.compare.compare`: for a file of several conversations one
 table summed over the conversations where each strategy built every context, with notes for what
-the sums leave out. ``--check`` fails (exit 1) on any violation and on any strategy that could not
-build a context in any conversation. Taught in chapter 08.
+the sums leave out. ``--check`` fails (exit 1) on any violation (a summary call over the window is one,
+``side_call_window``), on any strategy that could not build a context in any conversation, and on one
+that built none at all (every call of a conversation had nothing before it to send; the file records no
+model call); stderr names the first failure: conversation, strategy, and call and rule. Chapter 08.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ctxlab.base.safe_text import safe_json, shown
 from ctxlab.io.checklist import load_facts
 from ctxlab.io.formats import load
 from ctxlab.lab.compare import CompareRow, compare, format_rows
+from ctxlab.strategies import model_calls
 from ctxlab.tables.profiles import profile_for
 
 
@@ -38,7 +41,8 @@ def _combined(per_conv: list[tuple[Any, list[Any]]]) -> tuple[list[Any], list[st
             notes.append(f"{name}: could not build a context in {len(failed)} of {len(column)} conversations, left "
                          f"out of its sums (first: #{k} {conv.id!r}: {r.error})")
         if not ok:
-            out.append(CompareRow(name, None, None, 0, 0, 0, 0, error=f"in every conversation ({failed[0][2].error})"))
+            out.append(CompareRow(name, None, None, 0, 0, 0, 0, error=f"in every conversation ({failed[0][2].error})",
+                                  contexts=0))
             continue
         tokens = sum(r.total_input_tokens for r in ok)
         priced = [r.cost_usd for r in ok if r.cost_usd is not None]
@@ -47,7 +51,9 @@ def _combined(per_conv: list[tuple[Any, list[Any]]]) -> tuple[list[Any], list[st
             hit_rate=sum((r.hit_rate or 0.0) * r.total_input_tokens for r in ok) / tokens if tokens else 0.0,
             compactions=sum(r.compactions for r in ok), summary_calls=sum(r.summary_calls for r in ok),
             overflows=sum(r.overflows for r in ok), total_input_tokens=tokens,
-            violations=sum(r.violations for r in column)))
+            violations=sum(r.violations for r in column), summary_overflows=sum(r.summary_overflows for r in ok),
+            contexts=sum(r.contexts or 0 for r in ok),
+            first_violation=next((r.first_violation for r in column if r.first_violation), None)))
     unpriced = sum(1 for _, rows in per_conv if all(r.cost_usd is None for r in rows))
     if unpriced and unpriced < len(per_conv):
         notes.append(f"{unpriced} of {len(per_conv)} conversations are unpriced (no model ctxlab can price): "
@@ -88,6 +94,28 @@ def _over_window(conv: Any, args: argparse.Namespace) -> str | None:
             "pass --window N (or --model) to replay it under the window it really had.")
 
 
+def failures(per_conv: list[tuple[Any, list[CompareRow]]], check: bool) -> list[tuple[str, str, str]]:
+    """``(conversation id, strategy, why)`` for each failure of ``--compare --check``, in order: a broken rule
+    (its call and rule named), a strategy that could not build a context, one that built none in a conversation
+    with model calls (each had nothing before it to send), one that built none in any conversation (the file
+    records no model call). Chapter 08."""
+    out, built = [], {}  # built: strategy -> contexts built over every conversation
+    for conv, rows in per_conv:
+        calls = len(model_calls(conv))
+        for r in rows:
+            built[r.name] = built.get(r.name, 0) + (r.contexts or 0)
+            if r.violations:
+                out.append((conv.id, r.name, f"broke {r.violations} rule(s), the first at {r.first_violation}"))
+            elif check and r.error:
+                out.append((conv.id, r.name, f"could not build a context: {r.error}"))
+            elif check and calls and r.contexts == 0:
+                out.append((conv.id, r.name, f"built no context: none of its {calls} model call(s) has anything "
+                                             "before it to send"))
+    where = per_conv[0][0].id if len(per_conv) == 1 else f"(all {len(per_conv)})"
+    return out + [(where, name, "built no context in any conversation: the file records no model call to replay")
+                  for name, n in built.items() if check and not n and all(f[1] != name for f in out)]
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """``replay --compare``: the leaderboard. Without ``--conversation`` every conversation of the
     file is compared (a tau-bench run, a proxy log's threads of calls) and a file of several gets
@@ -108,8 +136,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows, sum_notes = (per_conv[0][1], []) if len(per_conv) == 1 else _combined(per_conv)
     reader_notes = list(dict.fromkeys([*transcript.notes, *(n for c in chosen for n in c.notes
                                                            if n.startswith("skipped"))]))
-    failed = [(conv.id, r) for conv, conv_rows in per_conv for r in conv_rows
-              if r.violations or (args.check and r.error)]
+    failed = failures(per_conv, args.check)
     if args.json:
         body: dict[str, Any] = {"file": transcript.file, "window": args.window}
         if len(per_conv) == 1:
@@ -118,6 +145,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
             body.update(conversations=[{"conversation": c.id, "strategies": [r.as_dict() for r in rs]}
                                        for c, rs in per_conv], strategies=[r.as_dict() for r in rows])
         body["notes"] = reader_notes + sum_notes
+        if args.check:
+            body["check"] = {"ok": not failed, "failures": [{"conversation": c, "strategy": n, "why": w}
+                                                            for c, n, w in failed]}
         print(safe_json(body))
     else:
         what = chosen[0].id if len(chosen) == 1 else f"{len(chosen)} conversations, summed"
@@ -130,10 +160,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if any(r.error for r in conv_rows) and not args.json and (note := _over_window(conv, args)):
             print(shown(f"note: {note}"))
     if failed:
-        cid, r = failed[0]
-        why = f"broke {r.violations} rules" if r.violations else f"could not build a context: {r.error}"
+        cid, name, why = failed[0]
         print(shown(f"ctxlab replay --compare --check: {len(failed)} failure(s); first: conversation {cid}, "
-                    f"strategy {r.name} {why}"), file=sys.stderr)
+                    f"strategy {name} {why}"), file=sys.stderr)
         return 1
     if args.check and not args.json:
         print("check: OK, every strategy built every context and passed every rule")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from ctxlab import __version__
-from ctxlab.base.errors import CtxlabError, OrphanError
+from ctxlab.base.errors import CtxlabError
 from ctxlab.base.redact import redact
 from ctxlab.base.safe_text import safe_json, shown
 from ctxlab.cli.compare import conversation_index
@@ -52,16 +52,8 @@ def _orphans(conv: Conversation, index: int, messages: Sequence[Message]) -> lis
 
 
 def _units(conv: Conversation, messages: Sequence[Message], notes: list[str]) -> int | None:
-    """Units at round granularity, summed over threads; None (with a note) when a thread cannot be grouped."""
-    total = 0
-    for thread in conv.threads():
-        msgs = [m for m in messages if m.thread == thread]
-        try:
-            total += len(group_units(msgs)) if msgs else 0
-        except OrphanError as err:
-            notes.append(f"thread {thread!r} cannot be grouped into units: {err}")
-            return None
-    return total
+    """Units at round granularity, summed over threads (results set aside are in none: the orphans name them)."""
+    return sum(len(group_units([m for m in messages if m.thread == thread])) for thread in conv.threads())
 
 
 def _profile_info(profile: ModelProfile) -> dict[str, Any]:

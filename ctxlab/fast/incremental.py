@@ -31,10 +31,10 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field, replace
 
-from ctxlab.base.errors import BudgetError, OrphanError
+from ctxlab.base.errors import BudgetError
 from ctxlab.context import (BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part, fixed_part,
                             pins_for)
-from ctxlab.interactions import Unit, group_units
+from ctxlab.interactions import Pairing, Unit, group_units, pairing_notes
 from ctxlab.messages import Conversation, Item, Message, TextPart
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter, TokenCounter, infer_static_head, thinking_counts
@@ -61,7 +61,7 @@ class HistoryMemo:
     meta: int = 0  # meta messages seen
     units: list[Unit] = field(default_factory=list)
     user_units: list[int] = field(default_factory=list)  # units whose first message is a real user message
-    open_calls: dict[str, Message] = field(default_factory=dict)  # find_orphans' open calls after `messages`
+    pairing: Pairing = field(default_factory=Pairing)  # find_orphans' pairing, fed `messages`
     usage_seen: bool = False  # some assistant message so far recorded usage (infer_static_head's trigger)
     head: tuple[object, object, int] | None = None  # (system, tools, inferred head tokens) when computed
     turn: int = -1  # the newest user unit the tokens were summed under
@@ -114,12 +114,8 @@ class HistoryMemo:
             self.flat_at.append(len(self.flat))
             if u.kind in ("user", "turn") and u.first.is_real_user:
                 self.user_units.append(u.index)
-        for msg in sent:  # find_orphans' pairing, carried on: which calls still wait for a result
-            if msg.role == "assistant":
-                for cid in msg.call_ids:
-                    self.open_calls[cid] = msg
-            elif msg.role == "tool":
-                self.open_calls.pop(msg.tool_call_id or "", None)
+        for msg in sent:  # find_orphans' pairing, carried on: which calls still wait, which results are set aside
+            self.pairing.feed(msg)
 
     def sum_tokens(self, profile: ModelProfile, meter: MessageMeter) -> None:
         """Sum every unit's tokens not summed yet, as build_context does (thinking counted per position)."""
@@ -205,16 +201,12 @@ def _nth_unpinned_below(newest: int, n: int, must: dict[int, str]) -> int:
 def incremental_context(conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
                         meter: IncrementalMeter) -> Context | None:
     """The Context build_context would return, from the meter's memo; ``None`` where build_context must
-    speak for itself (a budget error, an orphan, no messages). Bonus reading after chapter 08."""
+    speak for itself (a budget error, no messages). Bonus reading after chapter 08."""
     items = conversation.items if isinstance(conversation.items, tuple) else tuple(conversation.items)
     key = (policy.granularity, policy.unanswered, profile.thinking)
     memo = _memo_for(meter, items, key)
-    try:
-        memo.update(items, policy.granularity, policy.unanswered)
-    except OrphanError:
-        meter.memos.remove(memo)
-        return None
-    if not memo.messages:
+    memo.update(items, policy.granularity, policy.unanswered)
+    if not memo.units:
         return None
     budget = policy.budget_for(profile)
     notes = [n for n in (profile.tokenizer_note,) if n]
@@ -231,8 +223,7 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
         fixed = check_fixed_part(part.tools_tokens, part.system_tokens, head_t, profile, budget)
     except BudgetError:
         return None
-    treatment = "a stub error result was added" if policy.unanswered == "stub" else "the call was removed"
-    notes += [f"call {cid!r} in {m.where()} never got a result: {treatment}" for cid, m in memo.open_calls.items()]
+    notes += pairing_notes(memo.pairing.orphans(), policy.unanswered)
 
     memo.sum_tokens(profile, meter)
     units, tokens = memo.units, memo.tokens

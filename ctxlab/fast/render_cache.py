@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 from ctxlab.context import Context
 from ctxlab.messages import Message
 from ctxlab.render import Block, RenderedRequest, default_breakpoints, digest, head_pieces, render_message
+from ctxlab.sendable import sendable
 from ctxlab.tokens import MessageMeter, thinking_counts
 
 Piece = tuple[str, str, str, int]  # (label, wire text, digest, tokens) of one message block
@@ -85,6 +86,7 @@ class RenderCache:
         self._store: dict[tuple[int, str, bool, int], tuple[Message, MessageMeter, list[Piece]]] = {}
         self._heads: dict[tuple[object, ...], tuple[tuple[object, ...], list[HeadPiece]]] = {}  # key -> (refs, pieces)
         self._recent: list[Rendered] = []  # most recent last
+        self._sendable: dict[object, object] = {}  # sendable()'s memo: a message a rule changed stays one object
 
     def message(self, msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[Piece]:
         """``render_message``'s pieces for ``msg``, made once per provider, thinking rule and meter."""
@@ -130,7 +132,8 @@ class RenderCache:
         starts like an earlier one continues from its blocks, chained digests and token prefix sums."""
         provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
         meter = meter or MessageMeter(context.profile)
-        msgs, rule = context.messages, context.profile.thinking
+        kind = "anthropic" if provider == "anthropic" else "openai"
+        msgs, rule = sendable(context.messages, kind, self._sendable)[0], context.profile.thinking
         last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
         refs = (context.tools, context.system, meter)  # what the head is made of, compared by identity
         head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)

@@ -21,18 +21,21 @@ either: a move only walks the units again.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.bodies import to_anthropic_body, to_openai_body
 from ctxlab.context import BudgetPolicy, Context, build_context
 from ctxlab.interactions import Granularity, group_units
 from ctxlab.messages import Conversation, Message
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter
+from ctxlab.wire import check_anthropic, check_openai_chat
 
 __all__ = ["SIZE_BINS", "sent_messages", "unit_sizes", "GranularityStats", "bin_labels", "granularity_stats",
-           "granularity_rows", "KeptUnder", "kept_under", "minimum_budget", "call_and_result", "BudgetState",
+           "granularity_rows", "KeptUnder", "kept_under", "minimum_budget", "call_and_result", "provider_verdicts",
+           "BudgetState",
            "default_profiles", "budget_bounds", "spread_budgets", "budget_context", "budget_state", "state_rows",
            "STATE_COLUMNS", "state_row"]
 
@@ -173,6 +176,23 @@ def call_and_result(messages: Sequence[Message]) -> tuple[Message, Message] | No
             if result is not None:
                 return caller, result
     return None
+
+
+def provider_verdicts(context: Context, messages: Sequence[Message]) -> dict[str, str]:
+    """What each API says of ``context`` sent with ``messages`` instead: ``"accepted"``, or how many rules the
+    independent oracle (``ctxlab.wire``) finds broken and the first, with its path and its source.
+    ``{"anthropic": "1 broken; first: tool_use_answered at messages[1].content[3]: ...", "openai": ...}``.
+    Chapter 03.
+    """
+    sent = replace(context, messages=tuple(messages))
+    found = {"anthropic": check_anthropic(to_anthropic_body(sent)), "openai": check_openai_chat(to_openai_body(sent))}
+    out = {}
+    for provider, broken in found.items():
+        first = broken[0] if broken else None
+        out[provider] = "accepted" if first is None else (
+            f"{len(broken)} broken; first: {first.rule} at {first.path}: {first.detail}. Source: {first.source.page}"
+            + (f": “{first.source.quote}”" if first.source.quote else ""))
+    return out
 
 
 # ---- the budget, as the widget shows it ------------------------------------------------------------

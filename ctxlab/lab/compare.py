@@ -1,8 +1,10 @@
 """Every strategy side by side on one transcript: the leaderboard (chapter 08).
 
 One row per strategy: total cost (USD, the summary calls included), token-weighted hit rate,
-compactions, summary calls, overflows, total input tokens, and — given a fact checklist — how
-many facts the model could still see at the last call and at the worst call. ``recorded`` joins
+compactions, summary calls, overflows — every model call over the window, a summary call's included
+(a summary call is a model call: its prompt plus its reply's ``max_tokens`` must fit the window), and
+how many of them were summary calls — total input tokens, and — given a fact checklist — how many
+facts the model could still see at the last call and at the worst call. ``recorded`` joins
 when the transcript recorded compactions of its own (what the real agent did). A strategy that
 cannot build a context (a unit larger than the budget) gets a row that says why instead of numbers.
 
@@ -30,8 +32,11 @@ STRATEGIES = ("full", "sliding", "budgeted", "pruned", "paged", "budgeted+summar
 
 @dataclass(frozen=True)
 class CompareRow:
-    """One strategy's totals (costs in USD, tokens summed over its ledger). ``facts_kept`` / ``facts_kept_min``
-    are None without a checklist; ``error``: why the strategy could not build a context. Chapter 08."""
+    """One strategy's totals (costs in USD, tokens summed over its ledger). ``overflows``: its model calls over the
+    window, main and summary calls; ``summary_overflows``: how many of them were summary calls. ``facts_kept`` /
+    ``facts_kept_min`` are None without a checklist; ``error``: why the strategy could not build a context;
+    ``contexts``: the contexts it built (one per main call replayed; None when not known, as in a committed
+    table); ``first_violation``: the call and rule of its first violation. Chapter 08."""
 
     name: str
     cost_usd: float | None
@@ -44,6 +49,9 @@ class CompareRow:
     facts_kept_min: int | None = None
     violations: int = 0
     error: str | None = None
+    summary_overflows: int = 0
+    contexts: int | None = None
+    first_violation: str | None = None
 
     def as_dict(self) -> dict:
         """The row as a plain dict (what ``--json`` prints). Chapter 08."""
@@ -59,17 +67,23 @@ def strategies_for(conversation: Conversation) -> tuple[str, ...]:
 def compare_row(name: str, result: ReplayResult, conversation: Conversation,
                 facts: Sequence[Fact] | None = None) -> CompareRow:
     """The leaderboard row of one replay of ``conversation``: its ledger's totals, the compactions it made, its
-    summary calls (ledger rows of ``kind`` ``"summary"``), the calls over the window, the invariant violations
-    and, given ``facts``, the checklist kept (:func:`~ctxlab.facts.fact_retention`). Chapter 08."""
+    summary calls (ledger rows of ``kind`` ``"summary"``), the calls over the window (the ledger's overflow rows,
+    summary calls included), the invariant violations and, given ``facts``, the checklist kept
+    (:func:`~ctxlab.facts.fact_retention`). Chapter 08."""
     totals = result.ledger.totals()
     kept = fact_retention(result, facts, conversation) if facts else None
+    over = [r for r in result.ledger.rows if r.overflow]
+    first = next((f"call {rec.call.index} of thread {rec.call.thread!r}: {v}" for rec in result.records
+                  for v in rec.violations), None)
     return CompareRow(
         name=name, cost_usd=totals.cost_usd, hit_rate=totals.hit_rate,
         compactions=sum(1 for e in result.new_entries if e.kind == "compaction"),
         summary_calls=sum(1 for r in result.ledger.rows if r.kind == "summary"),
-        overflows=sum(1 for r in result.records if r.overflow), total_input_tokens=totals.total_input_tokens,
+        overflows=len(over), total_input_tokens=totals.total_input_tokens,
         facts_kept=kept.facts_kept_last if kept else None, facts_kept_min=kept.facts_kept_min if kept else None,
-        violations=sum(len(r.violations) for r in result.records))
+        violations=sum(len(r.violations) for r in result.records),
+        summary_overflows=sum(1 for r in over if r.kind == "summary"), contexts=len(result.records),
+        first_violation=first)
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,7 @@ def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = N
             result = replay(conversation, name, window=window, provider=provider, model=model, check=check,
                             speedup=FAST)
         except CtxlabError as err:
-            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split())))
+            rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split()), contexts=0))
             continue
         results[name] = result
         rows.append(compare_row(name, result, conversation, facts))
@@ -120,11 +134,11 @@ def compare(conversation: Conversation, strategies: Sequence[str] | None = None,
 
 
 def format_rows(rows: Sequence[CompareRow]) -> str:
-    """The leaderboard as a text table (what the chapters print under their figure). Names and errors are
-    shown one line each, keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`).
-    Chapter 08."""
+    """The leaderboard as a text table (what the chapters print under their figure). ``overflows`` counts every
+    call over the window, ``in summaries`` how many of them were summary calls. Names and errors are shown one
+    line each, keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`). Chapter 08."""
     head = f"{'strategy':<17} {'cost':>10} {'hit rate':>8} {'compactions':>11} {'summaries':>9} " \
-           f"{'overflows':>9} {'input tokens':>13} {'facts kept':>10}"
+           f"{'overflows':>9} {'in summaries':>12} {'input tokens':>13} {'facts kept':>10}"
     lines = [head, "-" * len(head)]
     for r in rows:
         if r.error:
@@ -134,5 +148,5 @@ def format_rows(rows: Sequence[CompareRow]) -> str:
         cost = f"${r.cost_usd:,.4f}" if r.cost_usd is not None else "unpriced"
         facts = f"{r.facts_kept} (min {r.facts_kept_min})" if r.facts_kept is not None else "—"
         lines.append(f"{shown(r.name):<17} {cost:>10} {r.hit_rate:>8.1%} {r.compactions:>11} {r.summary_calls:>9} "
-                     f"{r.overflows:>9} {r.total_input_tokens:>13,} {facts:>10}")
+                     f"{r.overflows:>9} {r.summary_overflows:>12} {r.total_input_tokens:>13,} {facts:>10}")
     return "\n".join(lines)

@@ -21,7 +21,7 @@ from typing import Any
 from ctxlab.base.errors import CtxlabError
 from ctxlab.io.formats.proxy_log import recorded_requests
 from ctxlab.tables.profiles import profile_for
-from ctxlab.render import to_anthropic_body, to_openai_body
+from ctxlab.bodies import to_anthropic_body, to_openai_body
 from ctxlab.base.safe_text import shown
 from ctxlab.strategies import whole_context
 from ctxlab.tokens import MessageMeter

@@ -30,15 +30,15 @@ from ctxlab.widgets._plots import COLOURS, figure, show_in
 
 def leaderboard_figure(rows: Sequence[CompareRow], title: str = "", highlight: str | None = None) -> go.Figure:
     """Cost per strategy (bars, USD); on each bar the hit rate and the facts kept. A strategy that sent calls over
-    the window is grey (a provider would have refused them); one that could not build a context has no bar.
-    Chapter 08."""
+    the window — main or summary calls — is grey (a provider would have refused them); one that could not build a
+    context has no bar. Chapter 08."""
     shown = [r for r in rows if not r.error]
     colours = [COLOURS["dropped"] if r.overflows else COLOURS["pinned"] if r.name == highlight else COLOURS["cost"]
                for r in shown]
     text = [f"{100 * (r.hit_rate or 0):.0f}% hit" + (f" · {r.facts_kept} facts" if r.facts_kept is not None else "")
             + (f" · {r.overflows} over" if r.overflows else "") for r in shown]
-    hover = [f"{r.compactions} compactions, {r.summary_calls} summary calls, {r.overflows} over the window, "
-             f"{r.total_input_tokens:,} input tokens" for r in shown]
+    hover = [f"{r.compactions} compactions, {r.summary_calls} summary calls, {r.overflows} over the window"
+             f" ({r.summary_overflows} of them summary calls), {r.total_input_tokens:,} input tokens" for r in shown]
     fig = figure(title or "Leaderboard: cost per strategy", height=360, xaxis=dict(title="strategy"),
                  yaxis=dict(title="cost (USD)", tickprefix="$", rangemode="tozero"), showlegend=False)
     fig.add_trace(go.Bar(x=[r.name for r in shown], y=[r.cost_usd or 0.0 for r in shown], marker=dict(color=colours),
@@ -110,7 +110,8 @@ class LeaderboardWidget:
         else:
             cost = "unpriced" if r.cost_usd is None else f"${r.cost_usd:,.4f}"
             where = (f"rank <b>{s.rank}</b> of the strategies that stayed inside the window" if s.rank else
-                     f"<span style='color:#c62828'>{r.overflows} calls over the window</span>")
+                     f"<span style='color:#c62828'>{r.overflows} calls over the window"
+                     f"{f' ({r.summary_overflows} of them summary calls)' if r.summary_overflows else ''}</span>")
             facts = f", facts kept {r.facts_kept} (worst call {r.facts_kept_min})" if r.facts_kept is not None else ""
             self.label.value = (f"<b>{shown(s.strategy, html=True)}</b> at window {s.window:,}: cost <b>{cost}</b>, "
                                 f"hit rate {100 * (r.hit_rate or 0):.1f}%, {r.compactions} compactions, "

@@ -1,0 +1,134 @@
+"""OpenAI Chat Completions' acceptance rules, checked on a body exactly as it would be sent.
+
+:func:`check_openai_chat` reads the ``/chat/completions`` request dict and returns every rule it
+breaks, in message order: roles, assistant content, tool calls answered by ``tool`` messages
+before the next other message, no orphan ``tool`` message, string ``arguments``, then the sizes.
+The rules and their sentences are in ``sources.RULES["openai-chat"]``. Taught in chapter 04.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlab.base import validate
+from ctxlab.tables.profiles import profile_for
+from ctxlab.wire.sources import WireViolation, violation
+
+PROVIDER = "openai-chat"
+ROLES = ("developer", "system", "user", "assistant", "tool", "function")  # function: deprecated, still listed
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def size_violations(provider: str, body: dict, output_field: str | None, *, input_tokens: int | None,
+                    context_window: int | None, max_input_tokens: int | None) -> list[WireViolation]:
+    """The size rules both OpenAI APIs share: input within ``max_input_tokens``, input and output in the window.
+
+    ``output_field``: the body field that caps the output (``max_completion_tokens``…), or None. The
+    window includes input, output and reasoning tokens (OpenAI's "Conversation state" guide).
+    """
+    if input_tokens is None:
+        return []
+    model = body.get("model") if isinstance(body.get("model"), str) else None
+    profile = profile_for(model)
+    window = context_window or profile.context_window
+    limit = max_input_tokens if max_input_tokens is not None else getattr(profile, "max_input_tokens", None)
+    found = []
+    if limit is not None and input_tokens > limit:
+        found.append(violation(provider, "input_over_max", "input", f"{input_tokens:,} input tokens exceed "
+                               f"max_input_tokens {limit:,}"))
+    output = body.get(output_field) if output_field else None
+    if input_tokens > window:
+        found.append(violation(provider, "input_over_window", "input", f"{input_tokens:,} input tokens exceed "
+                               f"the {window:,}-token window"))
+    elif isinstance(output, int) and not isinstance(output, bool) and input_tokens + output > window:
+        found.append(violation(provider, "output_over_window", output_field, f"{input_tokens:,} input + "
+                               f"{output:,} {output_field} = {input_tokens + output:,} > the {window:,}-token window"))
+    return found
+
+
+def _check_tool_calls(found: list, message: dict, path: str) -> list[tuple[str, str]]:
+    """The (id, path) of each tool call in an assistant message, after checking its shape."""
+    calls = message.get("tool_calls")
+    if calls is None:
+        return []
+    if not isinstance(calls, list):
+        found.append(violation(PROVIDER, "malformed", f"{path}.tool_calls", f"tool_calls must be a list, got "
+                               f"{_kind(calls)}"))
+        return []
+    ids = []
+    for j, call in enumerate(calls):
+        where = f"{path}.tool_calls[{j}]"
+        if not isinstance(call, dict):
+            found.append(violation(PROVIDER, "malformed", where, f"a tool call must be an object, got {_kind(call)}"))
+            continue
+        function = call.get("function")
+        if call.get("type", "function") == "function":
+            arguments = function.get("arguments") if isinstance(function, dict) else None
+            if not isinstance(arguments, str):
+                found.append(violation(PROVIDER, "arguments_string", where, f"tool call {call.get('id')!r} has "
+                                       f"function.arguments of type {_kind(arguments)}; send a JSON string"))
+        ids.append((call.get("id"), where))
+    return ids
+
+
+def check_openai_chat(body: dict, *, input_tokens: int | None = None, context_window: int | None = None,
+                      max_input_tokens: int | None = None) -> list[WireViolation]:
+    """Every Chat Completions rule ``body`` breaks, in message order; ``[]`` when the API would accept it.
+
+    ``body``: the request dict as it would be sent. ``input_tokens``: the caller's count of the
+    input; None skips the size rules. ``context_window``: None takes ``profile_for(body["model"])``'s.
+    ``max_input_tokens``: checked only when given (or when the profile has one). The output cap is
+    ``max_completion_tokens``, else ``max_tokens``. Raises nothing for a bad body (a ``malformed``
+    violation); CtxlabError for a bad limit. Sources: ``RULES["openai-chat"]`` (Create chat
+    completion reference; Conversation state guide; the API's 400 texts where no page states a rule).
+    """
+    input_tokens = validate.tokens("input_tokens", input_tokens, allow_zero=True)
+    context_window = validate.tokens("context_window", context_window)
+    max_input_tokens = validate.tokens("max_input_tokens", max_input_tokens)
+    if not isinstance(body, dict):
+        return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
+    found: list[WireViolation] = []
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        found.append(violation(PROVIDER, "malformed", "messages", f"messages must be a list, got {_kind(messages)}"))
+        messages = []
+    pending: list[tuple[str, str]] = []  # (id, path) of tool calls not answered yet
+    for i, message in enumerate(messages):
+        path = f"messages[{i}]"
+        if not isinstance(message, dict):
+            found.append(violation(PROVIDER, "malformed", path, f"a message must be an object, got {_kind(message)}"))
+            continue
+        role = message.get("role")
+        if role not in ROLES:
+            found.append(violation(PROVIDER, "role_known", path, f"role {role!r} is not one of {', '.join(ROLES)}"))
+            continue
+        if role == "tool":
+            ref = message.get("tool_call_id")
+            match = next((p for p in pending if p[0] == ref), None)
+            if match is None:
+                found.append(violation(PROVIDER, "tool_message_orphan", path, f"tool message for {ref!r} answers no "
+                                       "tool call of the assistant message before it"))
+            else:
+                pending.remove(match)
+            continue
+        for ref, where in pending:
+            found.append(violation(PROVIDER, "tool_calls_answered", where, f"tool call {ref!r} has no tool message "
+                                   f"before {path} ({role})"))
+        pending = []
+        if role == "assistant":
+            calls = _check_tool_calls(found, message, path)
+            content = message.get("content")
+            if not calls and not message.get("function_call") and (content is None or content == []):
+                found.append(violation(PROVIDER, "assistant_content", path, f"assistant message has content "
+                                       f"{content!r} and no tool_calls"))
+            pending = calls
+    for ref, where in pending:
+        found.append(violation(PROVIDER, "tool_calls_answered", where, f"tool call {ref!r} has no tool message "
+                               "(the request ends here)"))
+    output_field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    found += size_violations(PROVIDER, body, output_field, input_tokens=input_tokens,
+                             context_window=context_window, max_input_tokens=max_input_tokens)
+    return found
