@@ -287,8 +287,8 @@ class CompactionStrategy:
                                                                     view.messages[:at])):
             request = whole_context(replace(view, items=(*items, ask)), profile, meter)
             if request.total_tokens + limit <= window:
-                notes.extend([f"the summary call on the whole prefix needs {sizes[0]:,} tokens + max_tokens {limit:,},"
-                              f" over the window of {window:,}: it stops before the kept messages"] if sizes else [])
+                notes.extend(f"the summary call on the whole prefix needs {n:,} tokens + max_tokens {limit:,}, over "
+                             f"the window of {window:,}: it stops before the kept messages" for n in sizes)
                 summary = summarizer.summarize(dropped)
                 side = SideCall("summary", request, meter.text(summary.text), how, max_tokens=limit)
                 return summary, [m.id for m in dropped], (side,)

@@ -148,7 +148,7 @@ def test_summary_calls_take_the_first_way_that_fits(name, model, provider):
     conv, ways = replace(long_session(), model=model, provider=provider), set()
     for window in (1_500, 2_000, 2_500, 3_000, 4_000, 6_000, 8_000, 12_000):
         recording = Recording(STRATEGIES[name]())
-        result, violations = checked(conv, recording, window)
+        _, violations = checked(conv, recording, window)
         assert violations == [], f"{name} at window {window}: {violations}"
         assert_side_calls_fit(recording, window)
         ways |= {"fresh" if "fresh" in s.note else s.note for s in recording.sides}

@@ -28,10 +28,12 @@ REGENERATION_COLUMNS = ("summary regenerated", "summary calls", "their prompt", 
 
 @dataclass(frozen=True)
 class RegenerationRow:
-    """One option of :class:`~ctxlab.summary_strategy.BudgetedSummaryStrategy`: its summary-call rows summed (tokens,
-    USD), what the main calls cost, the total and the token-weighted hit rate of the whole ledger. Chapter 06."""
+    """One option of :class:`~ctxlab.summary_strategy.BudgetedSummaryStrategy`: how many summaries it made (main calls
+    that asked for one) in how many summary calls (a long one is asked in chunks), those rows summed (tokens, USD),
+    what the main calls cost, the total and the token-weighted hit rate of the whole ledger. Chapter 06."""
 
     option: str
+    summaries: int
     summary_calls: int
     summary_input_tokens: int
     summary_read_tokens: int
@@ -63,7 +65,8 @@ def regeneration_rows(conversation: Conversation, window: int, placement: str = 
         side = [r for r in result.ledger.rows if r.kind == "summary"]
         main = [r for r in result.ledger.rows if r.message_id is not None]
         totals = result.ledger.totals()
-        out.append(RegenerationRow(label, len(side), sum(r.total_input_tokens for r in side),
+        made = len({(r.thread, r.call) for r in side})  # a summary's chunks share the main call they were made for
+        out.append(RegenerationRow(label, made, len(side), sum(r.total_input_tokens for r in side),
                                    sum(r.cache_read_tokens for r in side), sum(r.cache_write_tokens for r in side),
                                    sum(r.output_tokens for r in side), sum(r.cost_usd or 0.0 for r in side),
                                    sum(r.cost_usd or 0.0 for r in main), totals.cost_usd or 0.0, totals.hit_rate))
