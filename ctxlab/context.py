@@ -288,7 +288,7 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
 
     kept = [u for u in units if decision[u.index][0] != "dropped"]
     out = tuple(m for u in kept for m in u.messages)
-    orphans = find_orphans(out)
+    orphans = [o for o in find_orphans(out) if not o.kind.startswith("duplicate")]  # a repeat is as recorded
     if orphans:  # an invariant of the algorithm: reaching this is a ctxlab bug, not bad input
         raise AssertionError(f"build_context produced orphans: {orphans}")
     report = tuple(UnitReport(u.index, u.kind, u.first.id, len(u.messages), tokens[u.index], *decision[u.index])

@@ -104,7 +104,9 @@ class AgentLoop:
         return f"{kind}{len(self.session) + self._ids}"
 
     def add_user(self, text: str) -> Message:
-        """Append a user message (what the person typed)."""
+        """Append a user message (what the person typed). CtxlabError before anything is written when ``text`` is
+        not a str."""
+        _text("add_user", text)
         msg = user(text, self._id("u"))
         self.session.append(msg)
         return msg
@@ -119,6 +121,7 @@ class AgentLoop:
         result); or a user message came after the call — its result would land after that message, where no
         provider accepts it, so ctxlab stubs the call instead (see ``group_units``). Chapter 08.
         """
+        _text("add_tool_result", text)
         state = _call_state(self.session)
         if call_id not in state.open:
             raise OrphanError(_not_open(call_id, state))
@@ -155,6 +158,7 @@ class AgentLoop:
         hold, or bad usage — CtxlabError. An id whose earlier call was answered, or interrupted by a user
         message, may be used again (tau-bench and SWE-agent runs do). Chapter 08.
         """
+        _text("record_response", text)
         state = _call_state(self.session)
         calls: list[ToolCallPart] = []
         for k, call in enumerate(tool_calls):
@@ -212,6 +216,12 @@ def _not_open(call_id: str, state: _CallState) -> str:
                 f"record_response(tool_calls=...) first")
     return (f"add_tool_result: no open tool call has id {call_id!r} (open: {still}); record the assistant's call "
             f"first with record_response(tool_calls=...)")
+
+
+def _text(method: str, text: Any) -> None:
+    """CtxlabError naming ``method`` when ``text`` is not a str (an append-only record cannot take it back)."""
+    if not isinstance(text, str):
+        raise CtxlabError(f"{method}: text must be a str, got {type(text).__name__}; nothing was written")
 
 
 def _call_part(k: int, call: Any) -> ToolCallPart:

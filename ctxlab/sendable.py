@@ -19,7 +19,7 @@ turn, a system reminder written between a call and its result. Sent as recorded,
 4. **A turn never ends with thinking, and a turn left empty is not sent**: thinking belongs to the
    answer or call after it (Anthropic refuses an assistant message that ends with thinking), so an
    aborted turn (``content: []``), a reply that was one empty text block and a thinking-only
-   message are not sent; a user message with no part left neither.
+   message are not sent. A user message with no text left is sent as :data:`EMPTY_USER` (the turn stays).
 5. **Each result comes right after its call.** Results move up to follow the turn that called them,
    in the order recorded; what was recorded between (a system reminder) follows them.
 6. **Ids the wire accepts.** Anthropic needs ``tool_use`` ids unique within a request and matching
@@ -45,6 +45,7 @@ from ctxlab.messages import Message, TextPart, ThinkingPart, ToolCallPart
 
 KINDS = ("anthropic", "openai", "openai-responses")  # Messages API, chat completions, Responses API
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")  # Anthropic's tool_use id pattern
+EMPTY_USER = "(empty message)"  # what a user message with no text left is sent as
 OPENER = Message(role="user", parts=(TextPart("(the conversation continues)"),), id="opener", origin="synthetic")
 
 
@@ -213,10 +214,10 @@ def sendable(messages: Sequence[Message], kind: str, memo: Memo | None = None
         parts = tuple(p for p in msg.parts if _keep_part(p, msg, kind))
         if len(parts) < len(msg.parts):
             msg = _made(memo, (msg,), ("parts", kind), lambda m=msg, ps=parts: replace(m, parts=ps))
-        if msg.role == "user" and not parts:
-            notes.append(f"not sent: {msg.where()} holds no part the API takes")
-        else:
-            kept.append(msg)
+        if msg.role == "user" and not parts:  # the turn stays (the newest user message may be this one)
+            msg = _made(memo, (msg,), "empty user", lambda m=msg: replace(m, parts=(TextPart(EMPTY_USER),)))
+            notes.append(f"{msg.where()} holds no text the API takes: sent as {EMPTY_USER!r}")
+        kept.append(msg)
     runs = [_end_turn(run, notes, memo) for run in _turns(kept)]  # rules 3 and 4
     moved = _results_after_calls([run for run in runs if run])  # rule 5
     if any(a is not b for a, b in zip((m for run in moved for m in run), (m for run in runs for m in run))):

@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 import ctxlab.bodies as bodies_module
+from ctxlab.base.errors import CtxlabError
 from helpers import run
 from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body, wire_text
 from ctxlab.cache_anthropic import AnthropicCache
@@ -316,3 +317,30 @@ def test_a_reused_id_whose_second_call_is_interrupted_keeps_the_first_call_under
     ctx = build_context(conv, BudgetPolicy(unanswered="drop"))
     assert [c.id for m in ctx.messages for c in m.tool_calls] == ["call_0"]  # the answered one stays
     assert check_anthropic(to_anthropic_body(ctx)) == []
+
+
+def test_a_user_message_of_only_whitespace_keeps_its_turn():
+    # Found by the fresh trial: the blank newest user message vanished and the Anthropic body had no message at all,
+    # which the oracle did not flag either.
+    conv = conversation(user("hi", "u1"), assistant("ok", "a1"), user("   ", "u2"))
+    out = assert_accepted(conv)
+    assert out["anthropic"]["messages"][-1]["content"][0]["text"] == "(empty message)"
+    assert [v.rule for v in check_anthropic({"model": "claude-sonnet-4-5", "max_tokens": 10, "messages": []})] \
+        == ["malformed"]
+    assert [v.rule for v in check_openai_responses({"model": "gpt-5", "input": []})] == ["malformed"]
+    assert [v.rule for v in check_openai_chat({"model": "gpt-5", "messages": [{"role": "system", "content": "x"}]})] \
+        == ["malformed"]
+
+
+@pytest.mark.parametrize("method, args", [("add_user", (None,)), ("add_tool_result", ("c1", None)),
+                                          ("record_response", (5,))])
+def test_an_agent_loop_refuses_text_that_is_not_a_string(method, args):
+    loop = AgentLoop(Session.in_memory(system=["Be brief."], model="claude-sonnet-4-5"))
+    loop.add_user("go")
+    loop.record_response("", [("c1", "read", {})])
+    before = len(loop.session)
+    with pytest.raises(CtxlabError, match=f"{method}: text must be a str"):
+        getattr(loop, method)(*args)
+    assert len(loop.session) == before
+    loop.add_tool_result("c1", "fine")
+    assert check_anthropic(loop.next_request().anthropic_body) == []

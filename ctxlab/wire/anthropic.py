@@ -264,6 +264,8 @@ def check_anthropic(body: dict, *, input_tokens: int | None = None,
         max_tokens = None
     if not isinstance(body.get("messages"), list):
         walk.add("malformed", "messages", f"messages must be a list, got {_kind(body.get('messages'))}")
+    elif not messages:
+        walk.add("malformed", "messages", "messages is empty: a request sends at least one message")
     elif len(messages) > MAX_MESSAGES:
         walk.add("too_many_messages", "messages", f"{len(messages):,} messages; the limit is {MAX_MESSAGES:,}")
     for i, tool in enumerate(body.get("tools") or []):

@@ -95,6 +95,9 @@ def check_openai_chat(body: dict, *, input_tokens: int | None = None, context_wi
     if not isinstance(messages, list):
         found.append(violation(PROVIDER, "malformed", "messages", f"messages must be a list, got {_kind(messages)}"))
         messages = []
+    elif not any(isinstance(m, dict) and m.get("role") not in ("system", "developer") for m in messages):
+        found.append(violation(PROVIDER, "malformed", "messages", "no message besides the instructions: a request "
+                                                                  "sends at least one"))
     pending: list[tuple[str, str]] = []  # (id, path) of tool calls not answered yet
     for i, message in enumerate(messages):
         path = f"messages[{i}]"

@@ -76,6 +76,8 @@ def check_openai_responses(body: dict, *, input_tokens: int | None = None, conte
     items = body.get("input")
     if isinstance(items, str):
         items = []
+    elif isinstance(items, list) and not items:
+        found.append(violation(PROVIDER, "malformed", "input", "input is empty: a request sends at least one item"))
     elif not isinstance(items, list):
         found.append(violation(PROVIDER, "malformed", "input", f"input must be a string or a list, got "
                                f"{_kind(items)}"))
