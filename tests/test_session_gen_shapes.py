@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
