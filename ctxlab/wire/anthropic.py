@@ -12,9 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxlab.base import validate
 from ctxlab.tables.profiles import profile_for
-from ctxlab.wire.sources import WireViolation, violation
+from ctxlab.wire.sources import WireViolation, limits, violation
 
 PROVIDER = "anthropic"
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")  # tool_use.id and tool_result.tool_use_id
@@ -249,8 +248,7 @@ def check_anthropic(body: dict, *, input_tokens: int | None = None,
     body is a ``malformed`` violation); CtxlabError for a bad limit (``input_tokens=-1``). Sources:
     ``RULES["anthropic"]`` (Messages API reference, Handle tool calls, Prompt caching, Context windows).
     """
-    input_tokens = validate.tokens("input_tokens", input_tokens, allow_zero=True)
-    context_window = validate.tokens("context_window", context_window)
+    input_tokens, context_window, _ = limits(input_tokens, context_window)
     if not isinstance(body, dict):
         return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
     model, max_tokens, messages = body.get("model"), body.get("max_tokens"), body.get("messages")

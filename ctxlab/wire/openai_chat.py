@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.base import validate
 from ctxlab.tables.profiles import profile_for
-from ctxlab.wire.sources import WireViolation, violation
+from ctxlab.wire.sources import WireViolation, limits, violation
 
 PROVIDER = "openai-chat"
 ROLES = ("developer", "system", "user", "assistant", "tool", "function")  # function: deprecated, still listed
@@ -85,9 +84,7 @@ def check_openai_chat(body: dict, *, input_tokens: int | None = None, context_wi
     violation); CtxlabError for a bad limit. Sources: ``RULES["openai-chat"]`` (Create chat
     completion reference; Conversation state guide; the API's 400 texts where no page states a rule).
     """
-    input_tokens = validate.tokens("input_tokens", input_tokens, allow_zero=True)
-    context_window = validate.tokens("context_window", context_window)
-    max_input_tokens = validate.tokens("max_input_tokens", max_input_tokens)
+    input_tokens, context_window, max_input_tokens = limits(input_tokens, context_window, max_input_tokens)
     if not isinstance(body, dict):
         return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
     found: list[WireViolation] = []

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.base import validate
 from ctxlab.wire.openai_chat import size_violations
-from ctxlab.wire.sources import WireViolation, violation
+from ctxlab.wire.sources import WireViolation, limits, violation
 
 PROVIDER = "openai-responses"
 
@@ -67,9 +66,7 @@ def check_openai_responses(body: dict, *, input_tokens: int | None = None, conte
     ``conversation`` is set (the call may be stored server-side). Raises nothing for a bad body (a
     ``malformed`` violation); CtxlabError for a bad limit. Sources: ``RULES["openai-responses"]``.
     """
-    input_tokens = validate.tokens("input_tokens", input_tokens, allow_zero=True)
-    context_window = validate.tokens("context_window", context_window)
-    max_input_tokens = validate.tokens("max_input_tokens", max_input_tokens)
+    input_tokens, context_window, max_input_tokens = limits(input_tokens, context_window, max_input_tokens)
     if not isinstance(body, dict):
         return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
     found: list[WireViolation] = []

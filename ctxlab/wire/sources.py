@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ctxlab.base import validate
+
 READ = "2026-12-01"  # the day the pages below were read
 
 
@@ -286,3 +288,11 @@ SAYS: dict[str, dict[str, str]] = {
         "arguments_string": "A function_call's arguments is a string (JSON text).", **_SHARED,
     },
 }
+
+
+def limits(input_tokens: int | None, context_window: int | None,
+           max_input_tokens: int | None = None) -> tuple[int | None, int | None, int | None]:
+    """The size arguments every check takes, validated: whole numbers of tokens (``input_tokens`` may be 0) or
+    None. Raises CtxlabError naming the argument. Chapter 04."""
+    return (validate.tokens("input_tokens", input_tokens, allow_zero=True),
+            validate.tokens("context_window", context_window), validate.tokens("max_input_tokens", max_input_tokens))
