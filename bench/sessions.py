@@ -124,3 +124,54 @@ def langchain_counter(prof: ModelProfile):
     # string annotations of ``from __future__ import annotations`` would hide that, so set it here.
     count.__annotations__ = {"message": BaseMessage, "return": int}
     return count
+
+
+# ---- a real session tiled to any number of model calls (the growth benchmark) --------------------------------
+
+def _shift(stamp: str | None, seconds: float) -> str | None:
+    if not stamp:
+        return stamp
+    when = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + timedelta(seconds=seconds)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _copy_item(item: Any, k: int, seconds: float) -> Any:
+    """``item`` for tile ``k``: its own ids (message, tool calls, results, entry) and ``seconds`` later."""
+    if k == 0:
+        return item
+    if isinstance(item, Message):
+        parts = tuple(dataclasses.replace(p, id=f"{p.id}~{k}") if isinstance(p, ToolCallPart) else p
+                      for p in item.parts)
+        return dataclasses.replace(item, id=f"{item.id}~{k}", parts=parts, timestamp=_shift(item.timestamp, seconds),
+                                   tool_call_id=f"{item.tool_call_id}~{k}" if item.tool_call_id else None)
+    data = {key: (f"{v}~{k}" if key.endswith("_id") and isinstance(v, str) else
+                  [f"{x}~{k}" for x in v] if key.endswith("_ids") and isinstance(v, (list, tuple)) else v)
+            for key, v in item.data.items()}  # the messages an entry names (a compaction's first kept) are the copy's
+    return dataclasses.replace(item, id=f"{item.id}~{k}", timestamp=_shift(item.timestamp, seconds), data=data)
+
+
+def tiled_calls(conv: Conversation, calls: int) -> Conversation:
+    """``conv`` repeated end to end until it holds ``calls`` model calls, cut after the last one's round.
+
+    Each copy has its own ids and comes after the one before it in time (its span plus ten minutes, so the
+    cache of one copy has expired when the next starts, as in a new working day). The copies share their
+    texts (one object per text), as a real session that repeats itself would not: counting and hashing are
+    still done per message, so this flatters no memo keyed by identity.
+    """
+    from ctxlab.strategies import model_calls
+    from ctxlab.messages import parse_time
+
+    stamps = [parse_time(i.timestamp) for i in conv.items if parse_time(i.timestamp) is not None]
+    span = (max(stamps) - min(stamps) + 600.0) if stamps else 0.0
+    per_copy = len(model_calls(conv))
+    if per_copy == 0:
+        raise ValueError(f"{conv.id}: no model calls to tile")
+    items: list[Any] = []
+    k = 0
+    while k * per_copy < calls:
+        items += [_copy_item(i, k, k * span) for i in conv.items]
+        k += 1
+    out = dataclasses.replace(conv, items=tuple(items))
+    positions = [p for p, _ in model_calls(out)]
+    end = positions[calls] if calls < len(positions) else len(items)  # up to the next call: its round is whole
+    return dataclasses.replace(conv, items=tuple(items[:end]))

@@ -99,14 +99,32 @@ class CacheEntry:
         return at_s is not None and self.available_s is not None and at_s < self.available_s
 
 
-def plain_chain(req: RenderedRequest) -> list[str]:
-    """Each block's prefix digest without the thinking salt, in block order: equal here but not in
-    ``prefix_digest`` means only the thinking setting changed. Chapter 04."""
-    chain, out = "", []
-    for b in req.blocks:
-        chain = digest(chain + b.digest)
-        out.append(chain)
-    return out
+class PlainChain:
+    """Each block's prefix digest without the thinking salt, by block index (negative counts from the end): equal
+    here but not in ``prefix_digest`` means only the thinking setting changed. ``known`` (prefix digest → plain
+    digest, filled as blocks are chained) is the store's memory: a request that starts like an earlier one
+    chains only its new blocks, so a replay hashes each block once, not once per call. Chapter 04."""
+
+    def __init__(self, req: RenderedRequest, known: dict[str, str]) -> None:
+        self.blocks, self.known = req.blocks, known
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __getitem__(self, j: int) -> str:
+        j = j + len(self.blocks) if j < 0 else j
+        k = j  # walk back to the newest block already chained
+        while k >= 0 and self.blocks[k].prefix_digest not in self.known:
+            k -= 1
+        chain = self.known[self.blocks[k].prefix_digest] if k >= 0 else ""
+        for b in self.blocks[k + 1:j + 1]:
+            chain = self.known[b.prefix_digest] = digest(chain + b.digest)
+        return chain
+
+
+def plain_chain(req: RenderedRequest, known: dict[str, str] | None = None) -> PlainChain:
+    """:class:`PlainChain` of ``req`` (``known``: a store's memory, else a fresh one). Chapter 04."""
+    return PlainChain(req, {} if known is None else known)
 
 
 def too_short(rule: CacheRule, minimum: int) -> str:
@@ -134,6 +152,8 @@ class CacheStore:
         self.ttl_s = validate.seconds("ttl_s", ttl_s)
         self.entries: dict[tuple[str, str], CacheEntry] = {}  # (model, prefix) -> entry
         self.plain: dict[str, list[CacheEntry]] = {}  # prefix without thinking salt -> entries
+        self.chains: dict[str, str] = {}  # prefix digest -> the same prefix without thinking salt (PlainChain)
+        self.models: dict[str, int] = {}  # model -> entries written for it
         self.calls = 0
 
     def rule(self, req: RenderedRequest, mode: str) -> tuple[CacheRule, int]:
@@ -148,16 +168,18 @@ class CacheStore:
         self.drop(self.entries.get((e.model, e.prefix)))
         self.entries[(e.model, e.prefix)] = e
         self.plain.setdefault(e.plain, []).append(e)
+        self.models[e.model] = self.models.get(e.model, 0) + 1
 
     def drop(self, e: CacheEntry | None) -> None:
         """Forget ``e`` (nothing for None)."""
         if e is not None:
             self.plain[e.plain].remove(e)
             del self.entries[(e.model, e.prefix)]
+            self.models[e.model] -= 1
 
     def has_model(self, model: str) -> bool:
         """Whether any entry was written for ``model`` (else a miss is a cold start)."""
-        return any(m == model for m, _ in self.entries)
+        return self.models.get(model, 0) > 0
 
     def why_not(self, e: CacheEntry, req: RenderedRequest, at_s: float | None, thinking: bool = True) -> str | None:
         """Why an entry with the same bytes as this prefix cannot be read, or None if it can."""

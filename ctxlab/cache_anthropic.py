@@ -59,7 +59,7 @@ class AnthropicCache:
             return CacheOutcome.of(req, 0, 0, 0, None, too_short(rule, minimum))
         if not bps:
             return CacheOutcome.of(req, 0, 0, 0, None, "miss: no breakpoint (nothing marked for caching)")
-        plain, cold = plain_chain(req), not s.has_model(model)
+        plain, cold = plain_chain(req, s.chains), not s.has_model(model)
 
         # Read: each breakpoint looks at itself and up to lookback-1 blocks before it for an entry.
         # The read is the longest prefix found; every entry found is refreshed (its TTL restarts).
@@ -123,7 +123,8 @@ class AnthropicCache:
         head = [i for i, b in enumerate(req.blocks) if b.kind in ("tools", "system")]
         if not head:
             return
-        s, plain = self._s, plain_chain(req)
+        s = self._s
+        plain = plain_chain(req, s.chains)
         rule, minimum = s.rule(req, self.mode)
         marks = [i for i in req.breakpoints if i <= head[-1]] or [head[-1]]
         for i in marks:

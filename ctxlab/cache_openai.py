@@ -113,8 +113,8 @@ class OpenAICache:
         born = response_started_s if response_started_s is not None else at_s
         blocks_total = req.cum_tokens[-1] if req.cum_tokens else 0
         if req.blocks:
-            s.put(CacheEntry(model, req.blocks[-1].prefix_digest, plain_chain(req)[-1], blocks_total, s.calls,
-                             req.thinking, ttl, born, born, req))
+            s.put(CacheEntry(model, req.blocks[-1].prefix_digest, plain_chain(req, s.chains)[-1], blocks_total,
+                             s.calls, req.thinking, ttl, born, born, req))
         # Newly cached tokens are a write where writes are billed; elsewhere they stay uncached input.
         billed = bills_cache_writes(req.model, rule.provider)
         write = max(0, floor_to(blocks_total, step) - read) if billed else 0
@@ -136,6 +136,6 @@ class OpenAICache:
         rule, minimum = self._s.rule(req, self.mode)
         if h and req.cum_tokens[h - 1] >= minimum:
             head = replace(req, blocks=req.blocks[:h], cum_tokens=req.cum_tokens[:h], overhead_tokens=0)
-            self._s.put(CacheEntry(model_key(req.model), head.blocks[-1].prefix_digest, plain_chain(head)[-1],
-                                   head.cum_tokens[-1], 0, req.thinking, self._s.ttl_s or rule.ttl_s, at_s, at_s,
-                                   head))
+            self._s.put(CacheEntry(model_key(req.model), head.blocks[-1].prefix_digest,
+                                   plain_chain(head, self._s.chains)[-1], head.cum_tokens[-1], 0, req.thinking,
+                                   self._s.ttl_s or rule.ttl_s, at_s, at_s, head))

@@ -134,7 +134,7 @@ class CompactionStrategy:
         return tokens + output + sum(estimate.count(m.text) + meter.overhead(m) for m in added)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        view, entry, notes = compacted_view(without_recorded(history))
+        view, entry, notes = compacted_view(without_recorded(history), self.memo.setdefault("view", {}))
         ctx = whole_context(view, profile, meter)
         size = self.metered(ctx, call, meter)
         if self.sends_as_is(ctx, size, profile, notes):

@@ -7,14 +7,13 @@ The algorithm (the texts' "history stays, context is rebuilt under a budget"):
 2. Group the messages into units (``interactions.py``) so a cut never splits a tool call from its result.
 3. Keep the newest unit and the pinned ones (the newest real user message; optionally the first
    task message). If they do not fit, stop with an error naming the numbers.
-4. Walk backwards from the newest unit, keeping whole units while they fit; the first unit that
-   does not fit ends the walk — everything older is dropped, so the kept history has no holes.
+4. Walk backwards from the newest unit, counting each unit it tries to fit and keeping whole units while
+   they fit; the first that does not fit is the cut: everything older is dropped uncounted (no holes).
 5. If the provider needs a user message first, drop leading units until one starts with a user.
 
-The budget defaults to 90% of the profile's context window (the rest is room for the reply).
-``build_context`` is pure: it reads a conversation and returns a :class:`Context`; it writes
-nothing. It reads the whole history at every call; a meter that remembers earlier calls (a
-:class:`ContextMemory`, as in ``ctxlab/fast/``) may answer first, with the same Context. Chapter 03.
+The budget defaults to 90% of the profile's context window (the rest is room for the reply). ``build_context`` is
+pure: it reads a conversation and returns a :class:`Context`; it writes nothing. A meter that remembers earlier calls
+(a :class:`ContextMemory`, as in ``ctxlab/fast/``) may answer first, with the same Context. Chapter 03.
 """
 
 from __future__ import annotations
@@ -25,23 +24,19 @@ from typing import Literal, Protocol, Sequence, runtime_checkable
 
 from ctxlab.base import validate
 from ctxlab.base.errors import BudgetError, CtxlabError
+from ctxlab.base.safe_text import shown
 from ctxlab.interactions import Granularity, Unanswered, find_orphans, group_units, pairing_notes
 from ctxlab.messages import Conversation, Message, ToolSpec
 from ctxlab.tables.profiles import ModelProfile, profile_for
-from ctxlab.base.safe_text import shown
 from ctxlab.tokens import MessageMeter, infer_static_head, thinking_counts
 
 
 @dataclass(frozen=True)
 class BudgetPolicy:
-    """How to build a context. Token figures are in tokens.
-
-    ``budget_tokens`` overrides ``input_ratio`` x the window. ``max_units`` caps the number of
-    whole units kept (pinned ones included). ``unanswered`` is the declared treatment of tool
-    calls that never got a result (see ``interactions.py``). Raises CtxlabError (a ValueError)
-    naming the field for a budget or ``max_units`` that is not a positive whole number (None: the
-    default) or an ``input_ratio`` outside (0, 1]. Chapter 03.
-    """
+    """How to build a context, in tokens. ``budget_tokens`` overrides ``input_ratio`` x the window. ``max_units`` caps
+    the whole units kept (pinned ones included). ``unanswered`` is the declared treatment of tool calls that never got
+    a result (``interactions.py``). Raises CtxlabError (a ValueError) naming the field for a budget or ``max_units``
+    not a positive whole number (None: the default) or an ``input_ratio`` outside (0, 1]. Chapter 03."""
 
     budget_tokens: int | None = None
     input_ratio: float = 0.9
@@ -62,30 +57,34 @@ class BudgetPolicy:
 
 
 UnitDecision = Literal["kept", "pinned", "dropped"]  # what build_context did with one unit (chapter 03)
+OLDER, NOT_COUNTED = "older than a unit that did not fit", "not counted (older than the cut)"  # past the cut
 
 
 @dataclass(frozen=True)
 class UnitReport:
-    """What happened to one unit: ``decision`` and a one-line ``reason``; ``tokens`` under the meter. Chapter 03."""
+    """What happened to one unit: ``decision`` and a one-line ``reason``; ``tokens`` under the meter, or None for
+    a unit never counted: one past the cut (reason :data:`NOT_COUNTED`) or where ``max_units`` stopped the walk.
+    ``build_context(..., full_report=True)`` counts every unit. Chapter 03."""
 
     unit: int
     kind: str
     first_id: str
     messages: int
-    tokens: int
+    tokens: int | None
     decision: UnitDecision
     reason: str
+
+    @property
+    def tokens_text(self) -> str:  # as the tables show it: "1,234", or "—" for a unit not counted
+        return "—" if self.tokens is None else f"{self.tokens:,}"
 
 
 @dataclass(frozen=True)
 class Context:
-    """A request's contents and the account of how they were chosen.
-
-    Token fields (all under ``counter``): ``tools_tokens``, ``system_tokens``, ``head_tokens``
-    (an inferred static head, 0 unless the transcript lacked system and tools),
-    ``overhead_tokens`` (per request) and ``message_tokens``; ``total_tokens`` is their sum and
-    never exceeds ``budget_tokens`` when built by :func:`build_context`. Chapter 03.
-    """
+    """A request's contents and the account of how they were chosen. Token fields (under ``counter``): ``tools_tokens``,
+    ``system_tokens``, ``head_tokens`` (an inferred static head, 0 unless the transcript lacked system and tools),
+    ``overhead_tokens`` (per request), ``message_tokens`` (the kept units); ``total_tokens``, their sum, never exceeds
+    ``budget_tokens`` when built by :func:`build_context`. ``report``: a :class:`UnitReport` per unit. Chapter 03."""
 
     system: tuple[str, ...]
     tools: tuple[ToolSpec, ...]
@@ -132,7 +131,7 @@ class Context:
         lines = [shown(self.summary_line()), "  " + "  ".join(f"{k}={v:,}" for k, v in self.breakdown().items())]
         lines += [f"  note: {shown(n)}" for n in self.notes]
         lines.append(f"  {'unit':>5} {'kind':<9} {'msgs':>4} {'tokens':>8}  decision  reason")
-        lines += [f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens:>8,}  {r.decision:<8}  {shown(r.reason)}"
+        lines += [f"  {r.unit:>5} {r.kind:<9} {r.messages:>4} {r.tokens_text:>8}  {r.decision:<8}  {shown(r.reason)}"
                   for r in self.report]
         return "\n".join(lines)
 
@@ -140,7 +139,7 @@ class Context:
         colour = {"kept": "#2e7d32", "pinned": "#1565c0", "dropped": "#9e9e9e"}
         rows = "".join(
             f"<tr style='color:{colour[r.decision]}'><td>{r.unit}</td><td>{html.escape(r.kind)}</td>"
-            f"<td>{r.messages}</td><td style='text-align:right'>{r.tokens:,}</td><td>{r.decision}</td>"
+            f"<td>{r.messages}</td><td style='text-align:right'>{r.tokens_text}</td><td>{r.decision}</td>"
             f"<td>{shown(r.reason, html=True)}</td></tr>" for r in self.report)
         notes = "".join(f"<li>{shown(n, html=True)}</li>" for n in self.notes)
         return (f"<div><b>{shown(self.summary_line(), html=True)}</b><ul>{notes}</ul>"
@@ -173,9 +172,8 @@ class FixedPart:
 
 
 def fixed_part(conversation: Conversation, profile: ModelProfile, meter: MessageMeter, head_tokens: int) -> FixedPart:
-    """The fixed part of ``conversation``'s requests as build_context counts it (``head_tokens``: the
-    inferred static head, 0 for none). A head inferred from usage already holds the provider's tool-use
-    prompt, so a tool a strategy added (``read_page``) does not pay for it again. Chapter 03."""
+    """The fixed part of ``conversation``'s requests as build_context counts it (``head_tokens``: an inferred static
+    head, 0 for none, which holds the tool-use prompt already: a tool a strategy adds does not pay it). Chapter 03."""
     tools_t = meter.tools(conversation.tools)
     if head_tokens and conversation.tools:
         tools_t -= profile.tool_system_tokens
@@ -196,38 +194,40 @@ def check_fixed_part(tools_t: int, system_t: int, head_t: int, profile: ModelPro
 
 @runtime_checkable
 class ContextMemory(Protocol):
-    """The slot for a faster build: a meter that remembers the histories it built contexts from (as in ``fast/``).
-    ``recall`` returns the Context build_context would build, or None to let it build (and raise). Chapter 03."""
+    """The slot for a faster build: a meter that remembers the histories it built contexts from (``fast/``); ``recall``
+    returns the Context build_context would build (as ``full_report`` asks), or None to let it build. Chapter 03."""
 
-    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile) -> Context | None: ...
+    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
+               full_report: bool = False) -> Context | None: ...
 
 
 def build_context(conversation: Conversation, policy: BudgetPolicy | None = None, *,
-                  profile: ModelProfile | None = None, meter: MessageMeter | None = None) -> Context:
+                  profile: ModelProfile | None = None, meter: MessageMeter | None = None,
+                  full_report: bool = False) -> Context:
     """Build the context for the next model call of ``conversation`` under a token budget.
 
-    ``[S, U, A(c1), T(c1), A, U2]`` with a budget that holds only the newest two units →
-    ``[A, U2]`` (or ``[U2]`` for a profile that needs a user message first).
+    ``[S, U, A(c1), T(c1), A, U2]`` with a budget that holds only the newest two units → ``[A, U2]`` (``[U2]`` for
+    a profile that needs a user message first). Only pinned units and those the walk tries to fit are counted; older
+    ones are reported "not counted (older than the cut)", ``tokens`` None, unless ``full_report=True``. The kept
+    messages and all token fields are the same either way.
 
-    Raises BudgetError when the fixed part (tools + system + head + overhead) or the newest unit
-    with the pinned messages exceeds the budget, naming the numbers; CtxlabError for a conversation with no
-    messages. Never returns an empty or system-only context. Chapter 03.
+    Raises BudgetError when the fixed part (tools + system + head + overhead) or the newest unit with the pinned
+    messages exceeds the budget, naming the numbers; CtxlabError for a conversation with no messages. Never returns
+    an empty or system-only context. Chapter 03.
     """
     policy = policy or BudgetPolicy()
     profile = profile or profile_for(conversation.model, conversation.provider)
     meter = meter or MessageMeter(profile)
-    recalled = meter.recall(conversation, policy, profile) if isinstance(meter, ContextMemory) else None
+    recalled = meter.recall(conversation, policy, profile, full_report) if isinstance(meter, ContextMemory) else None
     if recalled is not None:  # a meter that remembers earlier calls knew the answer (the same Context)
         return recalled
     budget = policy.budget_for(profile)
     notes = [n for n in (profile.tokenizer_note,) if n]
-
     messages = [m for m in conversation.messages if m.origin != "meta"]
     if len(messages) < len(conversation.messages):
         notes.append(f"{len(conversation.messages) - len(messages)} meta messages are never sent and were left out")
     if not messages:
         raise CtxlabError(f"Conversation {conversation.id!r} has no messages to send; a context needs at least one.")
-
     head_t = conversation.inferred_head_tokens
     if head_t is None:  # no system prompt or tools recorded: size them from the first recorded usage
         inferred = infer_static_head(conversation, meter)
@@ -243,16 +243,22 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
         raise CtxlabError(f"Conversation {conversation.id!r} has nothing to send: {'; '.join(paired)}.")
     notes += paired
     last_user = max((u.start for u in units if u.first.is_real_user), default=-1)
-    tokens = [sum(meter.message(m, thinking_counts(profile, u.start + k, last_user)) for k, m in enumerate(u.messages))
-              for u in units]
+    tokens: dict[int, int] = {}  # unit index -> tokens: each unit is counted when the build first needs it
+    def count(i: int) -> int:  # a unit's tokens, thinking counted by position (chapter 01)
+        if i not in tokens:
+            tokens[i] = sum(meter.message(m, thinking_counts(profile, units[i].start + k, last_user))
+                            for k, m in enumerate(units[i].messages))
+        return tokens[i]
+    for i in range(len(units) if full_report else 0):  # a full report counts every unit first
+        count(i)
 
     pins = pins_for([u.index for u in units if u.kind in ("user", "turn") and u.first.is_real_user], policy)
     newest = units[-1].index
     must = {newest: "newest unit", **pins}
-    if pins.get(units[0].index) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
+    if pins.get(units[0].index) == "pinned: first task message" and fixed + sum(count(i) for i in must) > budget:
         del must[units[0].index], pins[units[0].index]
         notes.append("the first task message is pinned but does not fit; it was dropped")
-    must_t = sum(tokens[i] for i in must)
+    must_t = sum(count(i) for i in must)
     if fixed + must_t > budget:
         what = " + ".join(f"{units[i].label()} {tokens[i]:,}" for i in sorted(must))
         raise BudgetError(
@@ -261,40 +267,34 @@ def build_context(conversation: Conversation, policy: BudgetPolicy | None = None
             f"newest unit, {max(units[newest].messages, key=meter.message).where()} (chapter 05), or raise the budget.",
             needed=fixed + must_t, budget=budget)
 
-    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", why)
-                                                     for i, why in must.items()}
-    room, kept_count, walking = budget - fixed - must_t, len(must), True
-    for u in reversed(units):
-        if u.index in decision:
-            continue
-        if not walking:
-            decision[u.index] = ("dropped", "older than a unit that did not fit")
-        elif policy.max_units is not None and kept_count >= policy.max_units:
-            decision[u.index], walking = ("dropped", f"max_units={policy.max_units} reached"), False
-        elif tokens[u.index] > room:
-            decision[u.index], walking = ("dropped", f"needs {tokens[u.index]:,}, {room:,} left"), False
-        else:
-            decision[u.index] = ("kept", "fits")
-            room -= tokens[u.index]
-            kept_count += 1
+    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", w) for i, w in must.items()}
+    room, kept_count = budget - fixed - must_t, len(must)
+    for u in (u for u in reversed(units) if u.index not in must):  # the walk, newest first, to the cut
+        if policy.max_units is not None and kept_count >= policy.max_units:
+            decision[u.index] = ("dropped", f"max_units={policy.max_units} reached")
+            break
+        if count(u.index) > room:
+            decision[u.index] = ("dropped", f"needs {tokens[u.index]:,}, {room:,} left")
+            break
+        decision[u.index], room, kept_count = ("kept", "fits"), room - tokens[u.index], kept_count + 1
+    for u in units:  # past the cut: counted only for a full report (or as a first task that did not fit)
+        decision.setdefault(u.index, ("dropped", OLDER if u.index in tokens else NOT_COUNTED))
 
-    if profile.requires_user_first:
-        for u in units:
-            if decision[u.index][0] == "dropped":
-                continue
-            if u.first.role == "user" or u.index == newest:
-                break  # a user message comes first now, or nothing but the newest unit is left (it stays)
-            decision[u.index] = ("dropped", "the provider needs a user message first")
+    for u in units if profile.requires_user_first else ():  # a provider that needs a user message first
+        if decision[u.index][0] == "dropped":
+            continue
+        if u.first.role == "user" or u.index == newest:
+            break  # a user message comes first now, or nothing but the newest unit is left (it stays)
+        decision[u.index] = ("dropped", "the provider needs a user message first")
 
     kept = [u for u in units if decision[u.index][0] != "dropped"]
     out = tuple(m for u in kept for m in u.messages)
     orphans = [o for o in find_orphans(out) if not o.kind.startswith("duplicate")]  # a repeat is as recorded
     if orphans:  # an invariant of the algorithm: reaching this is a ctxlab bug, not bad input
         raise AssertionError(f"build_context produced orphans: {orphans}")
-    report = tuple(UnitReport(u.index, u.kind, u.first.id, len(u.messages), tokens[u.index], *decision[u.index])
+    report = tuple(UnitReport(u.index, u.kind, u.first.id, len(u.messages), tokens.get(u.index), *decision[u.index])
                    for u in units)
-    return Context(
-        system=conversation.system, tools=conversation.tools, messages=out, profile=profile,
-        counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
-        system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
-        message_tokens=sum(tokens[u.index] for u in kept), report=report, notes=tuple(notes))
+    return Context(system=conversation.system, tools=conversation.tools, messages=out, profile=profile,
+                   counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
+                   system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
+                   message_tokens=sum(tokens[u.index] for u in kept), report=report, notes=tuple(notes))

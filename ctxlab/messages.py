@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from functools import cached_property
 from typing import Any, Literal, Union
 
 Role = Literal["user", "assistant", "tool"]
@@ -149,13 +150,13 @@ class Message:
         """The text parts joined by newlines (thinking and tool calls left out)."""
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
 
-    @property
-    def tool_calls(self) -> tuple[ToolCallPart, ...]:  # the tool-call parts, in order
+    @cached_property  # a message never changes: found once (a replay asks millions of times); not a field, so
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:  # ==, hash, repr and replace() ignore it. The calls, in order
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
 
-    @property
+    @cached_property
     def call_ids(self) -> tuple[str, ...]:
-        """Ids of the tool calls this message makes (assistant) or answers (tool)."""
+        """Ids of the tool calls this message makes (assistant) or answers (tool); found once per message."""
         if self.role == "tool":
             return (self.tool_call_id,) if self.tool_call_id else ()
         return tuple(c.id for c in self.tool_calls)
@@ -237,11 +238,11 @@ class Conversation:
     notes: tuple[str, ...] = ()
     inferred_head_tokens: int | None = None
 
-    @property
+    @cached_property  # items never change: worked out once per conversation (a replay reads them at every call)
     def messages(self) -> tuple[Message, ...]:
         return tuple(i for i in self.items if isinstance(i, Message))
 
-    @property
+    @cached_property
     def entries(self) -> tuple[Entry, ...]:  # the items that are not messages, in order
         return tuple(i for i in self.items if isinstance(i, Entry))
 

@@ -60,7 +60,7 @@ class PipelineStrategy:
         history = without_recorded(history)  # the agent's own compactions are not this strategy's
         if READ_PAGE_TOOL not in history.tools:
             history = replace(history, tools=history.tools + (READ_PAGE_TOOL,))
-        view, _, notes = compacted_view(history)
+        view, _, notes = compacted_view(history, self.compaction.memo.setdefault("view", {}))
         ctx = whole_context(view, profile, meter)
         trigger = self.policy.trigger_ratio * profile.context_window
         size = self.compaction.metered(ctx, call, meter)
@@ -70,7 +70,7 @@ class PipelineStrategy:
         shrunk, counted = self._shrink_results(view, call, meter), ctx.total_tokens
         if shrunk:
             history = replace(history, items=(*history.items, *shrunk))
-            view, _, notes = compacted_view(history)
+            view, _, notes = compacted_view(history, self.compaction.memo.setdefault("view", {}))
             ctx = whole_context(view, profile, meter)
             why = f"over the trigger ({size:,} tokens)" if size > trigger else f"over the budget ({counted:,} counted)"
             notes.append(f"{why}: {len(shrunk)} large tool results paged or pruned, now {ctx.total_tokens:,}")

@@ -69,6 +69,7 @@ class PrunedStrategy:
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     shown: dict[int, tuple[Message, Message]] = field(default_factory=dict, repr=False)  # id(result) -> (result, shown)
     emitted: dict[str, int] = field(default_factory=dict, repr=False)  # entry id prefix -> entries so far
+    last_view: tuple[tuple, tuple] = field(default=((), ()), repr=False)  # the last history's items, as shown
 
     # ---- hooks (paging.PagedStrategy overrides them) ----
     def tools(self, history: Conversation) -> tuple[ToolSpec, ...]:
@@ -105,10 +106,20 @@ class PrunedStrategy:
         self.shown[id(msg)] = (msg, out)
         return out
 
+    def _view_items(self, items: tuple, step: PruneStep) -> tuple:
+        """The history's items with each tool result as shown. A history only grows between calls: the items of
+        the last one are mapped already (a rescue changes what is shown, and starts this over)."""
+        seen, mapped = self.last_view
+        if not (seen and len(items) >= len(seen) and items[:len(seen)] == seen):
+            seen, mapped = (), ()
+        mapped += tuple(self._shown(it, step) if isinstance(it, Message) and it.role == "tool" else it
+                        for it in items[len(seen):])
+        self.last_view = (items, mapped)
+        return mapped
+
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         step = PruneStep(history)
-        items = tuple(self._shown(it, step) if isinstance(it, Message) and it.role == "tool" else it
-                      for it in history.items)
+        items = self._view_items(history.items, step)
         head = history.inferred_head_tokens
         if head is None:  # infer from the recorded messages, not the capped ones
             inferred = infer_static_head(history, meter)
@@ -121,17 +132,20 @@ class PrunedStrategy:
     def _fit(self, view: Conversation, history: Conversation, meter: MessageMeter, profile: ModelProfile,
              step: PruneStep) -> Context:
         """build_context; if the newest unit alone is over the budget, shrink its tool results and retry."""
-        recorded = {m.id: m for m in history.messages if m.role == "tool"}
+        recorded: dict[str, Message] = {}  # message id -> the result as recorded (read only when a rescue is needed)
         rescued: dict[str, tuple[Message, Entry, str]] = {}  # message id -> (shown, entry, note), kept on success
         for attempt in range(5):
             try:
                 ctx = build_context(view, self.policy, profile=profile, meter=meter)
                 break
             except BudgetError as err:
+                recorded = recorded or {m.id: m for m in history.messages if m.role == "tool"}
                 swap = self._rescue(err, view, recorded, meter, profile, rescued) if attempt < 4 else None
                 if not swap:
                     raise
                 view = replace(view, items=tuple(swap.get(id(it), it) for it in view.items))
+        if rescued:
+            self.last_view = ((), ())  # what is shown changed: the next call maps the history afresh
         for mid, (new, entry, note) in rescued.items():  # it fits: the rescue becomes state
             self.shown[id(recorded[mid])] = (recorded[mid], new)
             step.entries.append(entry)

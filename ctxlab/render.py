@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from functools import cached_property
 from itertools import accumulate
 from typing import Any, Sequence
 
@@ -74,8 +75,9 @@ class RenderedRequest:
         """The whole prompt: every block plus the per-request overhead."""
         return (self.cum_tokens[-1] if self.cum_tokens else 0) + self.overhead_tokens
 
-    @property
+    @cached_property  # blocks never change: found once per request
     def breakpoints(self) -> tuple[int, ...]:
+        """The indexes of the blocks that carry ``cache_control``, in order."""
         return tuple(i for i, b in enumerate(self.blocks) if b.breakpoint)
 
 

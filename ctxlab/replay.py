@@ -185,9 +185,8 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         meter = meters.get((call.thread, profile.name))
         if meter is None:
             meter = meters[(call.thread, profile.name)] = new_meter(profile)
-        items: list[Item] = thread_items[call.thread][:bisect_left(by_thread[call.thread], position)]
-        for at, entry in added.get(call.thread, []):
-            items.insert(min(at, len(items)), entry)
+        items = _with_added(thread_items[call.thread], bisect_left(by_thread[call.thread], position),
+                            added.get(call.thread, []))
         if not any(isinstance(i, Message) and i.origin != "meta" for i in items):
             # a file cut from a longer run can open with a model call: there is no context to build for it
             result.notes.append(f"call {call.index} of thread {call.thread!r} ({call.message.where()}) has nothing "
@@ -240,6 +239,25 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
                                          notes + (outcome.reason,), decision.overflow, outcome, request, violations))
     result.ledger = Ledger(rows)
     return result
+
+
+def _with_added(recorded: list[Item], upto: int, added: list[tuple[int, Entry]]) -> list[Item]:
+    """The thread's first ``upto`` recorded items with the strategy's entries put back where each was added
+    (``(position, entry)`` in the order added, each position counting the entries before it; past the end: last).
+    ``[a, b, c]``, 3, ``[(1, E)]`` → ``[a, E, b, c]``."""
+    if any(a >= b for (a, _), (b, _) in zip(added, added[1:])):  # calls replayed out of order (their timestamps)
+        items = recorded[:upto]
+        for at, entry in added:
+            items.insert(min(at, len(items)), entry)
+        return items
+    out: list[Item] = []
+    taken = 0  # recorded items copied so far
+    for at, entry in added:
+        take = max(0, min(at - len(out), upto - taken))
+        out += recorded[taken:taken + take]
+        taken += take
+        out.append(entry)
+    return out + recorded[taken:upto]
 
 
 def _inferred_head(conversation: Conversation, thread: str, meter: MessageMeter) -> int | None:

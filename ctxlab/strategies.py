@@ -24,12 +24,12 @@ add strategies in 05–07, and ``replay.STRATEGIES`` names them all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Protocol
+from typing import ClassVar, Protocol, runtime_checkable
 
 from ctxlab.base import validate
 from ctxlab.context import BudgetPolicy, Context, build_context, check_fixed_part
 from ctxlab.base.errors import BudgetError
-from ctxlab.interactions import group_units
+from ctxlab.interactions import Unit, group_units
 from ctxlab.messages import Conversation, Entry, Message, ToolSpec, parse_time
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter
@@ -146,6 +146,22 @@ class Promise:
 PROMISE = Promise()  # what a strategy that declares nothing promises
 
 
+@runtime_checkable
+class UnitMemory(Protocol):
+    """The slot for grouping without regrouping: a meter that remembers the histories it saw (``fast/``) gives
+    the units ``group_units`` would give the history's sent messages, from what it grouped before. Chapter 04."""
+
+    def units_of(self, history: Conversation) -> list[Unit]: ...
+
+
+def history_units(history: Conversation, meter: MessageMeter) -> list[Unit]:
+    """``group_units`` of the history's sent messages (meta left out), from the meter's memory if it has one.
+    Chapter 04."""
+    if isinstance(meter, UnitMemory):
+        return meter.units_of(history)
+    return group_units([m for m in history.messages if m.origin != "meta"])
+
+
 def whole_context(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
     """The whole history as one context (a budget of 10**12 tokens, so nothing is dropped). Chapter 04."""
     return build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
@@ -184,9 +200,10 @@ class BudgetedStrategy:
 class SlidingStrategy:
     """A sticky window: the first kept message only moves forward, by whole units, as little as needed.
 
-    State: ``start_id`` per thread — the id of the first kept message. ``input_ratio`` (of the
-    window, in (0, 1]) is the budget. Raises BudgetError when the fixed part (tools, system prompt,
-    head) alone is over the budget, naming it, or when the newest unit cannot fit. Chapter 04.
+    State: ``start_id`` per thread — the id of the first kept message (``start_at``: the unit it was, where
+    the next call looks first: the start never moves back). ``input_ratio`` (of the window, in (0, 1]) is the
+    budget. Raises BudgetError when the fixed part (tools, system prompt, head) alone is over the budget,
+    naming it, or when the newest unit cannot fit. Chapter 04.
     """
 
     input_ratio: float = 0.9
@@ -194,15 +211,20 @@ class SlidingStrategy:
     budgeted: ClassVar[bool] = True
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     start_id: dict[str, str] = field(default_factory=dict)  # thread -> first kept message id
+    start_at: dict[str, int] = field(default_factory=dict)  # thread -> the unit that message started
 
     def __post_init__(self) -> None:
         self.input_ratio = validate.ratio("input_ratio", self.input_ratio)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        units = group_units([m for m in history.messages if m.origin != "meta"])
+        units = history_units(history, meter)
         budget = profile.budget_tokens(self.input_ratio)
-        newest_user = max((u.index for u in units if u.first.is_real_user), default=-1)
-        first = next((u.index for u in units if u.first.id == self.start_id.get(call.thread)), 0)
+        newest_user = next((u.index for u in reversed(units) if u.first.is_real_user), -1)
+        at, start = self.start_at.get(call.thread, 0), self.start_id.get(call.thread)
+        if at < len(units) and units[at].first.id == start:
+            first = at  # where the window started at the last call: the common case
+        else:
+            first = next((u.index for u in units if u.first.id == start), 0)
         while True:
             # the newest user message stays even when the window has slid past it: the task must stay
             window = ([units[newest_user]] if 0 <= newest_user < first else []) + units[first:]
@@ -213,7 +235,7 @@ class SlidingStrategy:
             if (ctx.total_tokens <= budget and not starts_wrong) or first >= len(units) - 1:
                 break
             first += 1
-        self.start_id[call.thread] = units[first].first.id
+        self.start_id[call.thread], self.start_at[call.thread] = units[first].first.id, first
         if ctx.total_tokens > budget:
             raise BudgetError(f"sliding: the newest unit needs {ctx.total_tokens:,} tokens with the newest user "
                               f"message, over the budget of {budget:,} (call {call.index} of thread "
@@ -235,9 +257,10 @@ class RecordedStrategy:
     name: str = "recorded"
     budgeted: ClassVar[bool] = False
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # compacted_view's, between calls
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        view, _, notes = compacted_view(history)
+        view, _, notes = compacted_view(history, self.memo)
         ctx = whole_context(view, profile, meter)
         return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
                         overflow=ctx.total_tokens > profile.context_window)

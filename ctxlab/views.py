@@ -41,35 +41,50 @@ def substituted(history: Conversation) -> Conversation:
     message it stands in for; the original stays in the session, untouched. ``[u1 t1 E(t1 -> t1')]``
     → ``[u1 t1' E]``. Chapter 05.
     """
-    swaps = {it.data["message_id"]: it.data["replacement"] for it in history.items
-             if isinstance(it, Entry) and it.kind in REPLACING and "replacement" in it.data}
+    swaps = {it.data["message_id"]: it.data["replacement"] for it in history.entries
+             if it.kind in REPLACING and "replacement" in it.data}
     if not swaps:
         return history
     items = tuple(swaps[it.id] if isinstance(it, Message) and it.id in swaps else it for it in history.items)
     return replace(history, items=items)
 
 
-def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, list[str]]:
+def _kept_before(items: tuple, at: int, entry: Entry, memo: dict | None) -> list[Message]:
+    """The messages before the compaction at ``items[at]`` that it keeps: from its first kept message on, and
+    the pinned ones. What comes before an entry never changes as the history grows, so a ``memo`` (a strategy's
+    dict) keeps the answer per entry and the next call only checks the items are the same objects."""
+    hit = memo.get(id(entry)) if memo is not None else None
+    if hit is not None and hit[0] is entry and hit[1] == items[:at]:
+        return hit[2]
+    before = items[:at]
+    first_kept = entry.data.get("first_kept_id")
+    start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
+    pinned = set(entry.data.get("pinned_ids", ()))  # kept verbatim although older than first_kept
+    kept = [it for k, it in enumerate(before) if isinstance(it, Message) and (k >= start or it.id in pinned)]
+    if memo is not None:
+        memo.clear()  # one entry is the newest at a time
+        memo[id(entry)] = (entry, before, kept)
+    return kept
+
+
+def compacted_view(history: Conversation, memo: dict | None = None) -> tuple[Conversation, Entry | None, list[str]]:
     """The history as the model sees it after its newest compaction entry (recorded or ctxlab's).
 
     ``[m1 m2 m3 C(summary, first_kept=m3) m4]`` → ``[summary, m3, m4]``, the summary as a user message
     (as pi and Claude Code send it). Returns the view, the compaction entry (None if there is none)
     and notes. A kept tool result whose call was summarised away would be an orphan: it is removed
     and named in the notes (calls that never got a result are build_context's declared treatment).
-    Replaced results are applied first (:func:`substituted`). Chapter 07.
+    Replaced results are applied first (:func:`substituted`). ``memo``: a dict the caller keeps between calls
+    (a strategy's), so the part before the compaction is worked out once per entry. Chapter 07.
     """
     history = substituted(history)
-    at = max((k for k, it in enumerate(history.items) if isinstance(it, Entry) and it.kind == "compaction"),
-             default=None)
-    if at is None:
+    entry = next((e for e in reversed(history.entries) if e.kind == "compaction"), None)
+    if entry is None:
         return history, None, []
-    entry = history.items[at]
-    before = history.items[:at]
-    first_kept = entry.data.get("first_kept_id")
-    start = next((k for k, it in enumerate(before) if it.id == first_kept), len(before)) if first_kept else len(before)
-    pinned = set(entry.data.get("pinned_ids", ()))  # kept verbatim although older than first_kept
-    kept = [it for k, it in enumerate(before) if isinstance(it, Message) and (k >= start or it.id in pinned)]
-    after = [it for it in history.items[at + 1:] if isinstance(it, Message)]
+    items = history.items
+    at = next(k for k in range(len(items) - 1, -1, -1) if items[k] is entry)  # the newest is near the end
+    before, kept = items[:at], _kept_before(items, at, entry, memo)
+    after = [it for it in items[at + 1:] if isinstance(it, Message)]
     summary = Message(role="user", parts=(TextPart(SUMMARY_PREFIX + entry.data.get("summary", "")),),
                       id=f"summary:{entry.id}", origin="compact_summary", thread=entry.thread)
     messages = (summary, *kept, *after)
@@ -85,6 +100,7 @@ def compacted_view(history: Conversation) -> tuple[Conversation, Entry | None, l
 def without_recorded(history: Conversation) -> Conversation:
     """The history without the compactions the transcript recorded (the real agent's): ctxlab's compaction
     decides for itself, as every other strategy does; only ``recorded`` replays the agent's own. Chapter 07."""
-    items = tuple(i for i in history.items if not (isinstance(i, Entry) and i.kind == "compaction"
-                                                  and i.data.get("origin") != "ctxlab"))
-    return history if len(items) == len(history.items) else replace(history, items=items)
+    if not any(e.kind == "compaction" and e.data.get("origin") != "ctxlab" for e in history.entries):
+        return history
+    return replace(history, items=tuple(i for i in history.items if not (
+        isinstance(i, Entry) and i.kind == "compaction" and i.data.get("origin") != "ctxlab")))

@@ -98,7 +98,8 @@ def counting_meter(profile, calls: list[str], incremental: bool) -> MessageMeter
 
 
 def test_an_incremental_meter_counts_each_message_once(sample):
-    """Growing the sample item by item counts exactly what one build of the whole sample counts."""
+    """Growing the sample item by item counts exactly what one full-report build of the whole sample counts (every
+    unit: the incremental meter keeps prefix sums over all of them)."""
     grown: list[str] = []
     meter = counting_meter(GPT, grown, incremental=True)
     policy = BudgetPolicy(budget_tokens=30_000)
@@ -108,7 +109,7 @@ def test_an_incremental_meter_counts_each_message_once(sample):
         except CtxlabError:
             continue  # a prefix with no message yet
     once: list[str] = []
-    build_context(sample, policy, profile=GPT, meter=counting_meter(GPT, once, incremental=False))
+    build_context(sample, policy, profile=GPT, meter=counting_meter(GPT, once, incremental=False), full_report=True)
     # The stub result of an interrupted call is made anew each time its unit is grouped (the last unit
     # is grouped again on every call until it closes): a short synthetic text, left out here.
     real = [t for t in grown if t != STUB_TEXT]

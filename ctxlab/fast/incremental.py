@@ -17,7 +17,8 @@ only what changed:
   with a user message;
 * the walk back from the newest unit keeps units while they fit: the unit where it stops is found by **bisection**
   on the prefix sums, the kept messages are one slice of the units' messages laid end to end, and the report lines
-  ("kept: fits", "dropped: older than a unit that did not fit") are made once per unit and reused.
+  ("kept: fits"; past the cut the book's "not counted", tokens None, although every unit is counted here, or "older
+  than a unit that did not fit" for a full report) are made once per unit and reused.
 
 A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check, the report and
 the kept messages). A history that does not extend a remembered one is grouped from scratch here; a budget error,
@@ -32,17 +33,18 @@ import bisect
 from dataclasses import dataclass, field, replace
 
 from ctxlab.base.errors import BudgetError
-from ctxlab.context import (BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part, fixed_part,
-                            pins_for)
+from ctxlab.context import (NOT_COUNTED, OLDER, BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part,
+                            fixed_part, pins_for)
 from ctxlab.interactions import Pairing, Unit, group_units, pairing_notes
 from ctxlab.messages import Conversation, Item, Message, TextPart
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter, TokenCounter, infer_static_head, thinking_counts
 
 MAX_MEMOS = 4  # histories one meter remembers (a strategy may build from a view and from the raw history)
-OLDER: tuple[UnitDecision, str] = ("dropped", "older than a unit that did not fit")
+PAST_COUNTED: tuple[UnitDecision, str] = ("dropped", OLDER)  # past the cut, counted (a full report)
+PAST_UNCOUNTED: tuple[UnitDecision, str] = ("dropped", NOT_COUNTED)  # past the cut, not counted (the default)
 FITS: tuple[UnitDecision, str] = ("kept", "fits")
-OLDER_STAND_IN = UnitReport(-1, "", "", 0, 0, *OLDER)  # holds a report line's place until it is written
+OLDER_STAND_IN = UnitReport(-1, "", "", 0, 0, *PAST_COUNTED)  # holds a report line's place until it is written
 # A real user message put in front of a tail that starts at a unit boundary: group_units then starts
 # the tail in the state it had there (no open round, no preamble). Its unit is removed again.
 _RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
@@ -50,10 +52,10 @@ _RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
 
 @dataclass
 class HistoryMemo:
-    """What one history's last build learnt, for one granularity and unanswered-call treatment. Per unit, in
-    order: ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i), where its messages start in
-    ``flat`` (``flat_at``), and its two reusable report lines. Under the ``current_turn`` thinking rule the tokens
-    depend on the newest user message (``turn``, a unit index). Bonus reading after chapter 08."""
+    """What one history's last build learnt, for one granularity and unanswered-call treatment. Per unit, in order:
+    ``tokens``, the prefix sums ``cum`` (``cum[i]`` = tokens of units before i), where its messages start in ``flat``
+    (``flat_at``), three reusable report lines. Under the ``current_turn`` thinking rule the tokens depend on the
+    newest user message (``turn``, a unit index). Bonus reading after chapter 08."""
 
     key: tuple[str, str, str]  # (granularity, unanswered, thinking rule)
     items: tuple[Item, ...] = ()  # conversation.items last seen
@@ -69,7 +71,8 @@ class HistoryMemo:
     cum: list[int] = field(default_factory=lambda: [0])
     flat: list[Message] = field(default_factory=list)  # every unit's messages, end to end
     flat_at: list[int] = field(default_factory=lambda: [0])
-    older: list[UnitReport] = field(default_factory=list)  # "dropped: older than ..." per unit
+    older: list[UnitReport] = field(default_factory=list)  # "dropped: older than ..." per unit (full report)
+    uncounted: list[UnitReport] = field(default_factory=list)  # "dropped: not counted ...", tokens None, per unit
     fits: list[UnitReport] = field(default_factory=list)  # "kept: fits" per unit
 
     def extends(self, items: tuple[Item, ...]) -> bool:
@@ -78,7 +81,7 @@ class HistoryMemo:
 
     def forget_from(self, unit: int) -> None:
         """Drop what was learnt about units ``unit`` and later (regrouped, or their tokens changed)."""
-        del self.tokens[unit:], self.cum[unit + 1:], self.older[unit:], self.fits[unit:]
+        del self.tokens[unit:], self.cum[unit + 1:], self.older[unit:], self.uncounted[unit:], self.fits[unit:]
 
     def update(self, items: tuple[Item, ...], granularity: str, unanswered: str) -> None:
         """Take in the items after the remembered ones; regroup from the start of the last unit."""
@@ -135,24 +138,37 @@ class HistoryMemo:
         """The first ``upto`` report lines with ``decision``, made once per unit (a copy of the list)."""
         while len(cache) < upto:
             u = self.units[len(cache)]
-            cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), self.tokens[u.index], *decision))
+            n = None if decision == PAST_UNCOUNTED else self.tokens[u.index]  # "not counted": no tokens
+            cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), n, *decision))
         return cache[:upto]
 
 
 class IncrementalMeter(MessageMeter):
-    """A :class:`~ctxlab.tokens.MessageMeter` that also remembers the last few histories it built contexts
-    from (:data:`MAX_MEMOS`, most recently used last), so :func:`~ctxlab.context.build_context` on a history
-    that only grew redoes only what changed: the book's ``ContextMemory`` slot, filled. The same counts and
-    the same Contexts as the plain meter. ``IncrementalMeter(profile)`` (an agent loop's or a replay's
-    meter, one per thread and profile). Bonus reading after chapter 08 (the algorithm: chapter 03)."""
+    """A :class:`~ctxlab.tokens.MessageMeter` that also remembers the last few histories it built contexts from
+    (:data:`MAX_MEMOS`, most recently used last), so :func:`~ctxlab.context.build_context` on a history that only
+    grew redoes only what changed: the book's ``ContextMemory`` slot, filled. The same counts and the same Contexts as
+    the plain meter. ``IncrementalMeter(profile)`` (an agent loop's or a replay's meter, one per thread and profile).
+    Bonus reading after chapter 08 (the algorithm: chapter 03)."""
 
     def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
         super().__init__(profile, counter)
         self.memos: list[HistoryMemo] = []
+        self.grouping: HistoryMemo | None = None  # the units_of memo, apart from the LRU of build_context's
 
-    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile) -> Context | None:
+    def units_of(self, history: Conversation) -> list[Unit]:
+        """What ``group_units`` gives the history's sent messages (default granularity and unanswered calls), from
+        the units grouped at the last call when the history only grew: the book's ``UnitMemory`` slot
+        (``strategies.history_units``), filled. The list is the memo's: read it, do not change it."""
+        items = history.items
+        if self.grouping is None or not self.grouping.extends(items):
+            self.grouping = HistoryMemo(("round", "stub", "units"))
+        self.grouping.update(items, "round", "stub")
+        return self.grouping.units
+
+    def recall(self, conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
+               full_report: bool = False) -> Context | None:
         """The Context build_context would return, read off the memo (None: let build_context build it)."""
-        return incremental_context(conversation, policy, profile, self)
+        return incremental_context(conversation, policy, profile, self, full_report)
 
 
 def _memo_for(meter: IncrementalMeter, items: tuple[Item, ...], key: tuple[str, str, str]) -> HistoryMemo:
@@ -171,10 +187,9 @@ def _memo_for(meter: IncrementalMeter, items: tuple[Item, ...], key: tuple[str, 
 def _walk_stop(memo: HistoryMemo, newest: int, must: dict[int, str], room: int) -> int:
     """The unit where build_context's walk stops for lack of room (-1: everything fits).
 
-    ``free(j)`` = tokens of the units from j up to the newest, pinned ones left out (they are paid
-    for already). It only grows as j goes down, so the first j where it fits is found by bisection;
-    the walk stops one unit below it (never a pinned one: skipping it would not have used room).
-    """
+    ``free(j)`` = tokens of the units from j up to the newest, pinned ones left out (they are paid for already). It
+    only grows as j goes down, so the first j where it fits is found by bisection; the walk stops one unit below it
+    (never a pinned one: skipping it would not have used room)."""
     cum, tokens = memo.cum, memo.tokens
 
     def free(j: int) -> int:
@@ -199,9 +214,9 @@ def _nth_unpinned_below(newest: int, n: int, must: dict[int, str]) -> int:
 
 
 def incremental_context(conversation: Conversation, policy: BudgetPolicy, profile: ModelProfile,
-                        meter: IncrementalMeter) -> Context | None:
-    """The Context build_context would return, from the meter's memo; ``None`` where build_context must
-    speak for itself (a budget error, no messages). Bonus reading after chapter 08."""
+                        meter: IncrementalMeter, full_report: bool = False) -> Context | None:
+    """The Context build_context would return, from the meter's memo, its report as ``full_report`` asks; ``None``
+    where build_context must speak for itself (a budget error, no messages). Bonus reading after chapter 08."""
     items = conversation.items if isinstance(conversation.items, tuple) else tuple(conversation.items)
     key = (policy.granularity, policy.unanswered, profile.thinking)
     memo = _memo_for(meter, items, key)
@@ -212,7 +227,6 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     notes = [n for n in (profile.tokenizer_note,) if n]
     if memo.meta:
         notes.append(f"{memo.meta} meta messages are never sent and were left out")
-
     head_t = conversation.inferred_head_tokens
     if head_t is None:
         head_t = _inferred_head(conversation, memo, meter)
@@ -224,24 +238,22 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     except BudgetError:
         return None
     notes += pairing_notes(memo.pairing.orphans(), policy.unanswered)
-
     memo.sum_tokens(profile, meter)
     units, tokens = memo.units, memo.tokens
     newest = len(units) - 1
     pins = pins_for(memo.user_units, policy)
     must = {newest: "newest unit", **pins}
-    if pins.get(0) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget:
+    first_task_dropped = pins.get(0) == "pinned: first task message" and fixed + sum(tokens[i] for i in must) > budget
+    if first_task_dropped:  # build_context counted it all the same: its report line has its tokens
         del must[0], pins[0]
         notes.append("the first task message is pinned but does not fit; it was dropped")
     must_t = sum(tokens[i] for i in must)
     if fixed + must_t > budget:
         return None
-
-    # build_context's walk, read off the prefix sums: units above `stop` are kept (or pinned), `stop`
-    # is dropped with its reason, units below it are dropped as older unless pinned.
+    # build_context's walk, read off the prefix sums: units above `stop` are kept (or pinned), `stop` is the cut
     room = budget - fixed - must_t
     stop = _walk_stop(memo, newest, must, room)
-    why_stop = ""
+    why_stop, stop_counted = "", True  # the book counts the unit that does not fit, not one max_units stops at
     if stop >= 0:  # the room left when the walk reached it: the units kept above it are paid for
         left = room - (memo.cum[newest] - memo.cum[stop + 1]) + sum(tokens[m] for m in must if stop < m < newest)
         why_stop = f"needs {tokens[stop]:,}, {left:,} left"
@@ -249,36 +261,37 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
         capped = _nth_unpinned_below(newest, max(0, policy.max_units - len(must)) + 1, must)
         if capped >= 0 and capped >= stop:
             stop, why_stop = capped, f"max_units={policy.max_units} reached"
-    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", why)
-                                                     for i, why in must.items()}
+            stop_counted = full_report or (capped == 0 and first_task_dropped)  # not reached by the book's walk
+    decision: dict[int, tuple[UnitDecision, str]] = {i: ("pinned" if i in pins else "kept", w) for i, w in must.items()}
     first = stop + 1  # the first unit of the kept run above the stop
     if profile.requires_user_first and not any(m < stop for m in must):  # a pinned unit is a user message
         while first < newest and units[first].first.role != "user":
             decision[first] = ("dropped", "the provider needs a user message first")
             first += 1
-
-    report = memo.lines(memo.older, max(stop, 0), OLDER)
+    cache, past = (memo.older, PAST_COUNTED) if full_report else (memo.uncounted, PAST_UNCOUNTED)
+    report = memo.lines(cache, max(stop, 0), past)  # past the cut: counted for a full report, or as a dropped task
+    if first_task_dropped and 0 < stop:
+        decision[0] = PAST_COUNTED
     if stop >= 0:
         decision.setdefault(stop, ("dropped", why_stop))
         report.append(OLDER_STAND_IN)  # the unit the walk stopped at: its line is written below, with the decisions
     report += memo.lines(memo.fits, newest + 1, FITS)[stop + 1:]
     for i, d in decision.items():
         u = units[i]
-        report[i] = UnitReport(i, u.kind, u.first.id, len(u.messages), tokens[i], *d)
+        n = tokens[i] if i != stop or stop_counted else None
+        report[i] = UnitReport(i, u.kind, u.first.id, len(u.messages), n, *d)
     below = sorted(m for m in must if m < stop)  # pinned units kept below the run
     flat, at = memo.flat, memo.flat_at
     kept_messages = [m for i in below for m in units[i].messages] + flat[at[first]:at[newest + 1]]
-    return Context(
-        system=conversation.system, tools=conversation.tools, messages=tuple(kept_messages),
-        profile=profile, counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
-        system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
-        message_tokens=sum(tokens[i] for i in below) + memo.cum[newest + 1] - memo.cum[first],
-        report=tuple(report), notes=tuple(notes))
+    return Context(system=conversation.system, tools=conversation.tools, messages=tuple(kept_messages), profile=profile,
+                   counter=meter.counter.name, budget_tokens=budget, tools_tokens=part.tools_tokens,
+                   system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
+                   message_tokens=sum(tokens[i] for i in below) + memo.cum[newest + 1] - memo.cum[first],
+                   report=tuple(report), notes=tuple(notes))
 
 
 def _inferred_head(conversation: Conversation, memo: HistoryMemo, meter: MessageMeter) -> int:
-    """infer_static_head's answer, computed once the history has a call with recorded usage (it does
-    not change as the history grows) and 0 until then."""
+    """infer_static_head's answer, computed once the history has a call with recorded usage (then fixed), else 0."""
     if conversation.system or conversation.tools or not memo.usage_seen:
         return 0
     if memo.head is None or memo.head[0] is not conversation.system or memo.head[1] is not conversation.tools:

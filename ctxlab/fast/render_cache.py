@@ -28,13 +28,14 @@ from typing import Any, Callable, Sequence
 from ctxlab.context import Context
 from ctxlab.messages import Message
 from ctxlab.render import Block, RenderedRequest, default_breakpoints, digest, head_pieces, render_message
-from ctxlab.sendable import sendable
+from ctxlab.fast.sendable_cache import SendableCache
 from ctxlab.tokens import MessageMeter, thinking_counts
 
 Piece = tuple[str, str, str, int]  # (label, wire text, digest, tokens) of one message block
 HeadPiece = tuple[str, str, str, str, int]  # (kind, label, wire text, digest, tokens) of one tools or system block
 
 RECENT = 4  # rendered requests kept to continue from (a replay interleaves threads and side calls)
+CANON = 8  # tools and system tuples remembered by value
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Rendered:
     kinds: list[str]
     message_ids: list[str | None]
     marks: set[int]
+    user_ids: set[str]  # ids of the user and tool messages (default_breakpoints asks)
 
 
 def shared_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
@@ -86,7 +88,8 @@ class RenderCache:
         self._store: dict[tuple[int, str, bool, int], tuple[Message, MessageMeter, list[Piece]]] = {}
         self._heads: dict[tuple[object, ...], tuple[tuple[object, ...], list[HeadPiece]]] = {}  # key -> (refs, pieces)
         self._recent: list[Rendered] = []  # most recent last
-        self._sendable: dict[object, object] = {}  # sendable()'s memo: a message a rule changed stays one object
+        self._canon: list[tuple] = []  # tools and system tuples seen, newest first (canonical)
+        self._sendable = SendableCache()  # sendable() with the pieces of earlier contexts remembered
 
     def message(self, msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[Piece]:
         """``render_message``'s pieces for ``msg``, made once per provider, thinking rule and meter."""
@@ -121,6 +124,15 @@ class RenderCache:
                 best, done = r, shared
         return best, max(done, 0)
 
+    def canonical(self, seq: tuple) -> tuple:
+        """The first-seen tuple equal to ``seq`` (tools or system blocks): a strategy that makes a new but equal
+        tuple at every call (paging's ``read_page`` added, a summary placed) still continues the request before."""
+        for known in self._canon:
+            if known is seq or known == seq:
+                return known
+        self._canon = [seq, *self._canon[:CANON - 1]]
+        return seq
+
     def remember(self, rendered: Rendered) -> None:
         self._recent.append(rendered)
         del self._recent[:-RECENT]
@@ -133,9 +145,9 @@ class RenderCache:
         provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
         meter = meter or MessageMeter(context.profile)
         kind = "anthropic" if provider == "anthropic" else "openai"
-        msgs, rule = sendable(context.messages, kind, self._sendable)[0], context.profile.thinking
+        msgs, rule = self._sendable.messages(context.messages, kind), context.profile.thinking
         last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
-        refs = (context.tools, context.system, meter)  # what the head is made of, compared by identity
+        refs = (self.canonical(context.tools), self.canonical(context.system), meter)  # the head, by identity
         head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)
         key = (*head_key, thinking, rule)
 
@@ -169,12 +181,17 @@ class RenderCache:
                 mids.append(msg.id)
             starts.append(len(blocks))
 
-        user_ids = {m.id for m in msgs if m.role in ("user", "tool")}
+        if earlier is not None and done == len(earlier.messages):  # only messages added: their ids added
+            user_ids = earlier.user_ids | {m.id for m in msgs[done:] if m.role in ("user", "tool")}
+        else:
+            user_ids = {m.id for m in msgs if m.role in ("user", "tool")}
         marks = breakpoints if breakpoints is not None else (
             default_breakpoints(kinds, mids, user_ids) if provider == "anthropic" else set())
         for i in marks ^ old_marks:  # blocks are made without a breakpoint; copied ones carry the earlier marks
             if i < len(blocks):
                 blocks[i] = replace(blocks[i], breakpoint=i in marks)
-        self.remember(Rendered(key, refs, msgs, last_user, starts, blocks, cum, kinds, mids, set(marks)))
-        return RenderedRequest(provider, model or context.profile.name, tuple(blocks), tuple(cum), thinking,
-                               context.overhead_tokens)
+        self.remember(Rendered(key, refs, msgs, last_user, starts, blocks, cum, kinds, mids, set(marks), user_ids))
+        request = RenderedRequest(provider, model or context.profile.name, tuple(blocks), tuple(cum), thinking,
+                                  context.overhead_tokens)
+        request.__dict__["breakpoints"] = tuple(sorted(i for i in marks if 0 <= i < len(blocks)))  # known: no scan
+        return request

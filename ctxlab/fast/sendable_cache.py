@@ -1,0 +1,123 @@
+"""sendable for a replay: the same messages, with the pieces earlier calls made sendable remembered.
+
+Unlike the book's :func:`~ctxlab.sendable.sendable`, which walks the whole context at every call (each
+rule looks at every message: O(context) in Python, so O(calls x context) for a replay), a
+:class:`SendableCache` remembers what it made of the last few contexts. Consecutive contexts of a
+replay mostly start alike, so the new context is split into a **remembered prefix** and a **new
+piece**, and only the piece goes through ``sendable``. The two are laid end to end, which gives what
+``sendable`` gives the whole context exactly when nothing the rules do crosses the seam:
+
+* **no turn crosses it** (rules 3 and 4): the prefix's last message or the piece's first is not an
+  assistant message;
+* **no result in the piece answers a call in the prefix** (rule 5 moves results up to their call;
+  rule 6 gives a result its call's wire id);
+* **no wire id made in the piece was made in the prefix** (rule 6: a second use gets ``_2``; a piece
+  whose ids are new everywhere gets the ids it would get after the prefix);
+* **the prefix does not end with an assistant message** (rule 7 strips only the final message), and
+  an opener (rule 8) the piece got for itself is dropped unless the prefix sent nothing.
+
+When a seam breaks one of these the whole context goes through ``sendable`` (the answer is the same
+either way; only the time differs). ``tests/test_fast.py`` checks equality against the book on every
+shared transcript's contexts and on generated ones. Bonus reading after chapter 08 (rules: chapter 04).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ctxlab.messages import Message
+from ctxlab.sendable import OPENER, sendable
+
+RECENT = 6  # remembered prefixes (a replay interleaves threads, side calls and views)
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """A context's first messages and what ``sendable`` made of them, as a prefix of a longer context.
+
+    ``calls``: the recorded call ids in ``inputs``; ``names``: the wire ids in ``out``; ``ends_turn``: the last
+    sent message is an assistant message (nothing may be laid after it). Bonus reading after chapter 08.
+    """
+
+    kind: str
+    inputs: tuple[Message, ...]
+    out: tuple[Message, ...]
+    calls: frozenset[str]
+    names: frozenset[str]
+    ends_turn: bool
+
+
+def _piece(messages: tuple[Message, ...], kind: str, memo: dict) -> Prefix:
+    """``sendable`` of one run of messages, with what a seam check needs."""
+    out = sendable(messages, kind, memo)[0]
+    calls = frozenset(c for m in messages if m.role == "assistant" for c in m.call_ids)
+    names = frozenset(c for m in out if m.role == "assistant" for c in m.call_ids)
+    return Prefix(kind, messages, out, calls, names, bool(out) and out[-1].role == "assistant")
+
+
+def _join(head: Prefix, piece: Prefix) -> Prefix | None:
+    """``head`` then ``piece`` as one prefix, or None when a rule crosses the seam (the module docstring)."""
+    inputs = piece.inputs
+    if not head.inputs:
+        return piece
+    if not inputs:
+        return head
+    if head.ends_turn or (head.inputs[-1].role == "assistant" and inputs[0].role == "assistant"):
+        return None
+    if any(m is OPENER for m in inputs):  # an opener in the piece's input cannot be told from one rule 8 added
+        return None
+    if any(m.role == "tool" and m.tool_call_id in head.calls for m in inputs):
+        return None
+    if not head.names.isdisjoint(piece.names):
+        return None
+    out = piece.out
+    if head.out and out and out[0] is OPENER:  # rule 8 looks at the whole context's first message: the head's
+        out = out[1:]
+    return Prefix(head.kind, head.inputs + inputs, head.out + out, head.calls | piece.calls,
+                  head.names | piece.names, piece.ends_turn if out else head.ends_turn)
+
+
+def _seam(messages: tuple[Message, ...], start: int) -> int:
+    """Where the last whole round of ``messages[start:]`` ends: after its last message that is not an assistant
+    message and is followed by one (the next call's context usually grows from there), else ``start``."""
+    for c in range(len(messages) - 1, start, -1):
+        if messages[c - 1].role != "assistant" and messages[c].role == "assistant":
+            return c
+    return start
+
+
+class SendableCache:
+    """``sendable(messages, kind, memo)[0]``, remembered across the calls of one replay:
+    ``cache = SendableCache(); cache.messages(context.messages, "anthropic")``. Bonus reading after chapter 08."""
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # sendable()'s memo: a message a rule changed is one object at every call
+        self._recent: list[Prefix] = []  # most recent last
+
+    def _longest(self, messages: tuple[Message, ...], kind: str) -> Prefix:
+        best = Prefix(kind, (), (), frozenset(), frozenset(), False)
+        for p in self._recent:
+            n = len(p.inputs)
+            if p.kind == kind and len(best.inputs) < n <= len(messages) and messages[:n] == p.inputs:
+                best = p
+        return best
+
+    def _remember(self, prefix: Prefix) -> None:
+        self._recent = [p for p in self._recent if p.inputs != prefix.inputs or p.kind != prefix.kind][-RECENT + 1:]
+        self._recent.append(prefix)
+
+    def messages(self, messages: Sequence[Message], kind: str) -> tuple[Message, ...]:
+        """What ``sendable(messages, kind)`` sends (equal messages, the same objects where the memo made them).
+        Raises ValueError for an unknown ``kind``, as sendable does."""
+        messages = tuple(messages)
+        head = self._longest(messages, kind)
+        seam = _seam(messages, len(head.inputs))
+        middle = _join(head, _piece(messages[len(head.inputs):seam], kind, self.memo))
+        whole = _join(middle, _piece(messages[seam:], kind, self.memo)) if middle is not None else None
+        if whole is None:  # a rule crosses a seam: the whole context, as the book does it
+            whole = _piece(messages, kind, self.memo)
+        elif middle is not head:
+            self._remember(middle)
+        self._remember(whole)
+        return whole.out
