@@ -2,9 +2,10 @@
 
 Unlike the book's :func:`ctxlab.context.build_context` and :func:`ctxlab.render.render_blocks`, which
 start from scratch on every model call, these remember the previous calls of a replay and redo only
-what changed: ``incremental.py`` (a meter with prefix sums and a memo over a history that only grows)
-and ``render_cache.py`` (each message rendered once; a request that starts like an earlier one
-continues from its blocks). The book never imports this package; it defines the slots, and
+what changed: ``incremental.py`` (a meter with prefix sums and a memo over a history that only grows; it
+also gives the strategies the units it grouped), ``sendable_cache.py`` (the wire rules applied to the new
+piece of a context only, where no rule crosses the seam) and ``render_cache.py`` (each message rendered
+once; a request that starts like an earlier one continues from its blocks). The book never imports this package; it defines the slots, and
 :data:`FAST` fills them::
 
     from ctxlab.fast import FAST

@@ -9,24 +9,26 @@ replays. What it holds (plain numbers; :class:`ctxlab.widgets.ch04_ledger.Ledger
   call's prefix diff against the call before it) — what it measures;
 * :func:`state_row`, :func:`call_rows`, :func:`notable_calls`, :func:`diff_rows` — their lines for a text table.
 
-Simplified on purpose: :class:`LedgerReplays` keeps every replay it ran and the numbers it measured
-(keyed by the settings), so going back to a setting is instant; a new setting replays the whole
-conversation (about 0.1 s on the sample).
+Simplified on purpose: the replays come from the cache the chapters share (:data:`ctxlab.lab.replays.REPLAYS`,
+one replay per setting, whoever asked first), and :class:`LedgerReplays` keeps the numbers it measured (keyed by
+the settings), so going back to a setting is instant; a new setting replays the whole conversation (about 0.1 s
+on the sample, seconds on a long transcript).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.cache import prefix_diff
-from ctxlab.fast import FAST
 from ctxlab.lab.ch04_collapse import call_pairs, collapse
 from ctxlab.lab.ch04_ledger import with_pause
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, replay
+from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.tables.profiles import profile_for
 
@@ -164,35 +166,34 @@ class LedgerReplays:
         self.conversation = conversation
         calls = model_calls(conversation)
         self.thread = calls[0][1].thread if calls else "main"  # the thread a pause and a prefix diff count in
-        self._results: dict[tuple, ReplayResult | CtxlabError] = {}  # settings -> replay (or the error it raised)
         self._states: dict[tuple, LedgerState] = {}  # settings -> the numbers measured, computed once
         self._paused: dict[tuple[int, int], Conversation] = {}  # (minutes, call) -> conversation with that pause
+        self._lock = threading.Lock()  # a widget's background thread asks too: one paused copy per pause
 
     def paused(self, pause_minutes: int, pause_call: int) -> Conversation:
         """The conversation with the coffee break (kept, so a second look costs nothing). Chapter 04."""
         if pause_minutes <= 0:
             return self.conversation
         key = (pause_minutes, pause_call)
-        if key not in self._paused:
-            self._paused[key] = with_pause(self.conversation, pause_call, pause_minutes, self.thread)
-        return self._paused[key]
+        with self._lock:
+            if key not in self._paused:
+                self._paused[key] = with_pause(self.conversation, pause_call, pause_minutes, self.thread)
+            return self._paused[key]
 
     def result(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int = 0,
                pause_call: int = 2) -> ReplayResult:
-        """The replay for these settings (run once, then kept). Raises what the replay raised (a BudgetError).
+        """The replay for these settings (from :data:`~ctxlab.lab.replays.REPLAYS`: run once, then kept). Raises what
+        the replay raised (a BudgetError). Chapter 04."""
+        return REPLAYS.replay(self.paused(pause_minutes, pause_call), strategy, provider=provider,
+                              model=None if model == "as recorded" else model, window=window)
+
+    def held(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int = 0,
+             pause_call: int = 2) -> bool:
+        """Whether these settings' numbers (or at least their replay) are computed: showing them replays nothing.
         Chapter 04."""
-        key = (strategy, provider, model, window, pause_minutes, pause_call if pause_minutes > 0 else 0)
-        if key not in self._results:
-            try:
-                self._results[key] = replay(self.paused(pause_minutes, pause_call), strategy, provider=provider,
-                                            model=None if model == "as recorded" else model, window=window,
-                                            speedup=FAST)
-            except CtxlabError as err:
-                self._results[key] = err
-        got = self._results[key]
-        if isinstance(got, CtxlabError):
-            raise got
-        return got
+        return (strategy, provider, model, window, pause_minutes, pause_call) in self._states or REPLAYS.held(
+            self.paused(pause_minutes, pause_call), strategy, provider=provider,
+            model=None if model == "as recorded" else model, window=window)
 
     def precompute(self, model: str, window: int, pause_minutes: int = 0, pause_call: int = 2) -> None:
         """Replay every strategy of :data:`STRATEGIES` under both providers' cache rules at this model, window
@@ -207,7 +208,9 @@ class LedgerReplays:
         Chapter 04."""
         head = (strategy, provider, model, window, pause_minutes, pause_call)
         if head not in self._states:
-            self._states[head] = self._compute(*head)
+            state = self._compute(*head)  # outside the lock: the replay may take seconds
+            with self._lock:
+                self._states.setdefault(head, state)  # two threads may measure it: one state is kept
         return self._states[head]
 
     def _compute(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int,

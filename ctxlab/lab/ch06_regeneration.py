@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from ctxlab.fast import FAST
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, replay
-from ctxlab.summary_strategy import BudgetedSummaryStrategy
+from ctxlab.replay import ReplayResult
 
 REGENERATION_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("every call, fresh (the texts)", {}),
@@ -57,11 +56,11 @@ def regeneration_rows(conversation: Conversation, window: int, placement: str = 
     """Replay ``budgeted+summary`` under each option at ``window``; sum the ledger's summary-call rows
     (their ``kind`` is ``"summary"``) and the main calls apart. Unpriced rows count as 0. ``done``:
     the replay with the default options (every call, fresh), already run, used for an option without
-    settings. Chapter 06."""
+    settings; the others are the shared replays (:data:`~ctxlab.lab.replays.REPLAYS`). Chapter 06."""
     out = []
     for label, opts in options:
-        strategy = BudgetedSummaryStrategy(placement=placement, **opts)  # type: ignore[arg-type]
-        result = done if done is not None and not opts else replay(conversation, strategy, window=window, speedup=FAST)
+        result = done if done is not None and not opts else REPLAYS.replay(conversation, "budgeted+summary",
+                                                                           window=window, placement=placement, **opts)
         side = [r for r in result.ledger.rows if r.kind == "summary"]
         main = [r for r in result.ledger.rows if r.message_id is not None]
         totals = result.ledger.totals()

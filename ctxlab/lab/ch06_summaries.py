@@ -16,8 +16,8 @@ draws them). What it holds:
 Where the summary goes (what each placement costs the prompt cache) is in :mod:`ctxlab.lab.ch06_placement`;
 what regenerating it costs, in :mod:`ctxlab.lab.ch06_regeneration`. Simplified on purpose: a summary call is
 a ledger row whose ``kind`` is ``"summary"``; every measurement replays the whole conversation (about 0.3 s
-on the sample), through :data:`ctxlab.fast.FAST` (the same numbers as the book's plain replay, sooner on a
-long transcript).
+on the sample), once per setting: the replays are the ones the chapters share (:data:`ctxlab.lab.replays.REPLAYS`,
+through :data:`ctxlab.fast.FAST`: the same numbers as the book's plain replay, sooner on a long transcript).
 """
 
 from __future__ import annotations
@@ -30,16 +30,18 @@ from typing import Any, Sequence
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.context import BudgetPolicy, build_context
-from ctxlab.facts import Fact, FactReport, fact_retention
-from ctxlab.fast import FAST
+from ctxlab.facts import Fact, FactReport
 from ctxlab.lab.data import PI_SCORES
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, replay
+from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.summary import Summary
 from ctxlab.summary_strategy import BudgetedSummaryStrategy
 from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter
+
+replay = REPLAYS.replay  # the chapter's replays are the shared ones: one per setting (a strategy name, keywords)
 
 # ---- the window ------------------------------------------------------------------------------------
 
@@ -58,7 +60,7 @@ def summary_window(conversation: Conversation, step: int = 5_000) -> int:
     window = min(profile.context_window, max(step, math.ceil(peak_prompt_tokens(conversation) / 2 / step) * step))
     for _ in range(5):
         try:
-            replay(conversation, "budgeted", window=window, speedup=FAST)
+            replay(conversation, "budgeted", window=window)
             return window
         except CtxlabError as err:
             needed = getattr(err, "needed", None)
@@ -136,16 +138,17 @@ def retention(conversation: Conversation, facts: Sequence[Fact], window: int,
               done: dict[str, ReplayResult] | None = None) -> list[Retention]:
     """Replay each strategy at ``window`` and score the checklist at every call. A strategy that cannot
     build a context gets ``error`` instead of a report. ``done``: replays already run at this window, by
-    strategy name (the widget's ``budgeted+summary``), used instead of running them again. Chapter 06."""
+    strategy name, used instead of running them again (the others come from :data:`~ctxlab.lab.replays.REPLAYS`,
+    where the widget's ``budgeted+summary`` at the same window already is). Chapter 06."""
     out = []
     for name in strategies:
         try:
-            result = (done or {}).get(name) or replay(conversation, name, window=window, speedup=FAST)
+            result = (done or {}).get(name) or replay(conversation, name, window=window)
         except CtxlabError as err:
             out.append(Retention(name, window, None, 0, None, " ".join(str(err).split())))
             continue
         calls = sum(1 for r in result.ledger.rows if r.kind == "summary")
-        report = fact_retention(result, facts, conversation) if facts else None
+        report = REPLAYS.retention(result, facts, conversation) if facts else None
         out.append(Retention(name, window, report, calls, result.ledger.totals().cost_usd))
     return out
 
@@ -244,16 +247,18 @@ def summary_run(conversation: Conversation, facts: Sequence[Fact], window: int, 
     """Replay ``budgeted+summary`` (summary at ``placement``) at ``window``: the :class:`SummaryState` of
     its last call of ``thread`` (default: the first model call's thread), scored against ``facts``, and
     the strategy (holding its last summary) with the replay. A window where no context can be built
-    gives a state with ``error`` and None instead of the replay (never raises). Chapter 06."""
-    strategy = BudgetedSummaryStrategy(placement=placement)  # type: ignore[arg-type]
+    gives a state with ``error`` and None instead of the replay (never raises). The replay is the shared one
+    (:data:`~ctxlab.lab.replays.REPLAYS`): its strategy object holds the summaries, read it, never run it again.
+    Chapter 06."""
     try:
-        result = replay(conversation, strategy, window=window, speedup=FAST)
+        made, result = REPLAYS.run(conversation, "budgeted+summary", window=window, placement=placement)
+        strategy: BudgetedSummaryStrategy = made  # type: ignore[assignment]
     except CtxlabError as err:
         error = " ".join(str(err).split())
         return SummaryState(window, "", 0, 0, (), 0, (), (), (), (), "—", 0, 0.0, None, error), None
     thread = thread or next((c.thread for _, c in model_calls(conversation)), "main")
     summary = last_summary(strategy, thread)
-    report = fact_retention(result, facts, conversation) if facts else None
+    report = REPLAYS.retention(result, facts, conversation) if facts else None
     last = report.rows[-1] if report and report.rows else None
     t = result.ledger.totals()
     state = SummaryState(

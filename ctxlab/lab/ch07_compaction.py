@@ -25,10 +25,10 @@ from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import shown
 from ctxlab.cache import prefix_diff
 from ctxlab.compaction import CompactionPolicy
-from ctxlab.fast import FAST
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.ledger import LedgerRow
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, get_strategy, replay
+from ctxlab.replay import ReplayResult
 from ctxlab.tables.profiles import profile_for
 
 # ---- the window, the replays, the rewrites ------------------------------------------------------------
@@ -36,7 +36,7 @@ from ctxlab.tables.profiles import profile_for
 
 def _peak_full(conversation: Conversation) -> int:
     """The largest prompt ``full`` sends (tokens), at the model's own window."""
-    return max((rec.context_tokens for rec in replay(conversation, "full", speedup=FAST).records), default=0)
+    return max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
 
 
 def compaction_window(conversation: Conversation, step: int = 5_000) -> int:
@@ -48,7 +48,7 @@ def compaction_window(conversation: Conversation, step: int = 5_000) -> int:
     for _ in range(8):
         try:
             for name in ("budgeted", "compaction"):
-                replay(conversation, name, window=window, speedup=FAST)
+                REPLAYS.replay(conversation, name, window=window)  # kept: the widget and policy_rows reuse them
             return window
         except CtxlabError as err:
             needed = getattr(err, "needed", None)
@@ -70,12 +70,12 @@ def policy_replay(conversation: Conversation, window: int, trigger_ratio: float 
     tokens). A ratio out of range raises ``ValueError`` (from :class:`~ctxlab.compaction.CompactionPolicy`); a
     context that cannot be built raises a :class:`~ctxlab.base.errors.CtxlabError`. Chapter 07.
 
-    ``policy_replay(sample, 30_000).new_entries`` → two compaction entries (calls 31 and 32).
+    ``policy_replay(sample, 30_000).new_entries`` → two compaction entries (calls 31 and 32). The replay is the
+    shared one (:data:`~ctxlab.lab.replays.REPLAYS`): the same policy at the same window is replayed once.
     """
     policy = CompactionPolicy(two_decimals(trigger_ratio), two_decimals(target_ratio),
                               metering=metering)  # type: ignore[arg-type]
-    return replay(conversation, get_strategy(strategy, policy=policy), window=window, check=check,
-                  speedup=FAST)
+    return REPLAYS.replay(conversation, strategy, window=window, check=check, policy=policy)
 
 
 def prefix_rewrites(result: ReplayResult) -> list[int]:

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from ctxlab.base.errors import CtxlabError
-from ctxlab.facts import Fact, fact_retention
-from ctxlab.fast import FAST
+from ctxlab.facts import Fact
 from ctxlab.lab.ch07_compaction import policy_replay, prefix_rewrites, summary_rows, two_decimals
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, replay
+from ctxlab.replay import ReplayResult
 
 Policy = str | tuple[float, float]  # a strategy name, or a (trigger, target) pair for ``compaction``
 
@@ -57,7 +57,8 @@ def policy_name(policy: Policy) -> str:
 
 def cached_replay(conversation: Conversation, window: int, policy: Policy, cache: dict | None = None) -> ReplayResult:
     """The replay of one policy — a strategy name, or a (trigger, target) pair for ``compaction`` — kept in
-    ``cache`` (keyed by window, policy and metering). ``"pipeline"`` runs with the default 80% → 50% policy.
+    ``cache`` (keyed by window, policy and metering; the replay itself is the shared one,
+    :data:`~ctxlab.lab.replays.REPLAYS`). ``"pipeline"`` runs with the default 80% → 50% policy.
     Raises what :func:`~ctxlab.replay.replay` raises (a :class:`~ctxlab.base.errors.CtxlabError`). Chapter 07."""
     cache = {} if cache is None else cache
     key = (window, policy if isinstance(policy, str) else (two_decimals(policy[0]), two_decimals(policy[1])), "count")
@@ -67,7 +68,7 @@ def cached_replay(conversation: Conversation, window: int, policy: Policy, cache
         elif policy == "pipeline":
             cache[key] = policy_replay(conversation, window, strategy="pipeline")
         else:
-            cache[key] = replay(conversation, policy, window=window, speedup=FAST)
+            cache[key] = REPLAYS.replay(conversation, policy, window=window)
     return cache[key]
 
 
@@ -89,7 +90,7 @@ def policy_rows(conversation: Conversation, window: int, policies: Sequence[Poli
             out.append(PolicyRow(policy_name(policy), window, trigger, target, error=" ".join(str(err).split())[:160]))
             continue
         t = result.ledger.totals()
-        kept = fact_retention(result, facts, conversation) if facts else None
+        kept = REPLAYS.retention(result, facts, conversation) if facts else None
         out.append(PolicyRow(policy_name(policy), window, trigger, target,
                              sum(1 for e in result.new_entries if e.kind == "compaction"), len(prefix_rewrites(result)),
                              len(summary_rows(result)), t.hit_rate, t.cost_usd, t.total_input_tokens,

@@ -27,16 +27,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ctxlab.facts import Fact
-from ctxlab.io.checklist import load_facts
 from ctxlab.fast import FAST
+from ctxlab.io.checklist import load_facts
 from ctxlab.io.session import Session
 from ctxlab.lab.ch07_compaction import compaction_window, prefix_rewrites
 from ctxlab.lab.ch07_policies import PolicyRow, policy_name
 from ctxlab.lab.compare import CompareRow, Leaderboard, strategies_for
 from ctxlab.lab.data import CHECKLISTS, LEADERBOARD_PI
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.loop import AgentLoop
 from ctxlab.messages import Conversation, ToolSpec
-from ctxlab.replay import replay
 from ctxlab.tables.profiles import profile_for, with_window
 
 # The strategies compared on a long transcript (a full leaderboard of pi takes about a minute).
@@ -60,9 +60,10 @@ def facts_for(conversation: Conversation) -> list[Fact] | None:
 
 def leaderboard_window(conversation: Conversation, step: int = 5_000) -> int:
     """The model's own window when ``full`` fills 80% of it (the strategies already differ there, and ``recorded``
-    is what the agent did); else a window where they differ (chapter 07's :func:`compaction_window`). Chapter 08."""
+    is what the agent did); else a window where they differ (chapter 07's :func:`compaction_window`). The replay of
+    ``full`` is the shared one (:data:`~ctxlab.lab.replays.REPLAYS`). Chapter 08."""
     cap = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider).context_window
-    peak = max((rec.context_tokens for rec in replay(conversation, "full", speedup=FAST).records), default=0)
+    peak = max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
     return cap if peak > 0.8 * cap else compaction_window(conversation, step)
 
 

@@ -10,22 +10,24 @@ cannot build a context (a unit larger than the budget) gets a row that says why 
 
 :func:`compare_row` builds the one row of one replay (the only copy: :func:`leaderboard`, the CLI and
 ``data/make_leaderboard.py`` all use it); :func:`leaderboard` keeps each replay beside its row (so a
-widget can show a ledger without replaying); :func:`compare` is its rows. Taught in chapter 08;
-``python -m ctxlab replay FILE --compare`` prints it.
+widget can show a ledger without replaying), and takes its replays from the cache the chapters share
+(:data:`ctxlab.lab.replays.REPLAYS`: a strategy replayed by an earlier cell, at the same window, is not
+replayed again); :func:`compare` is its rows. Taught in chapter 08; ``python -m ctxlab replay FILE --compare``
+prints it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Sequence
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import shown
-from ctxlab.facts import Fact, fact_retention
-from ctxlab.fast import FAST
+from ctxlab.facts import Fact
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation, Entry
-from ctxlab.replay import ReplayResult, replay
+from ctxlab.replay import ReplayResult
 
 STRATEGIES = ("full", "sliding", "budgeted", "pruned", "paged", "budgeted+summary", "compaction", "pipeline")
 
@@ -69,9 +71,10 @@ def compare_row(name: str, result: ReplayResult, conversation: Conversation,
     """The leaderboard row of one replay of ``conversation``: its ledger's totals, the compactions it made, its
     summary calls (ledger rows of ``kind`` ``"summary"``), the calls over the window (the ledger's overflow rows,
     summary calls included), the invariant violations and, given ``facts``, the checklist kept
-    (:func:`~ctxlab.facts.fact_retention`). Chapter 08."""
+    (:func:`~ctxlab.facts.fact_retention`, scored once per replay by
+    :meth:`~ctxlab.lab.replays.ReplayCache.retention`). Chapter 08."""
     totals = result.ledger.totals()
-    kept = fact_retention(result, facts, conversation) if facts else None
+    kept = REPLAYS.retention(result, facts, conversation) if facts else None
     over = [r for r in result.ledger.rows if r.overflow]
     first = next((f"call {rec.call.index} of thread {rec.call.thread!r}: {v}" for rec in result.records
                   for v in rec.violations), None)
@@ -103,24 +106,26 @@ class Leaderboard:
 
 def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = None, *, window: int | None = None,
                 provider: str | None = None, model: str | None = None, facts: Sequence[Fact] | None = None,
-                check: bool = True) -> Leaderboard:
+                check: bool = True, progress: Callable[[str], None] | None = None) -> Leaderboard:
     """Replay ``conversation`` under each strategy (default: :func:`strategies_for`), keeping the replays.
 
     ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8820.
     A strategy that cannot build a context gets a row with ``error`` (the whole message, on one line) and no
-    replay. Chapter 08.
+    replay. The replays come from :data:`~ctxlab.lab.replays.REPLAYS` (run there on first demand);
+    ``progress(name)`` is called after each strategy's row (a widget's progress bar). Chapter 08.
     """
     started = time.perf_counter()
     rows, results = [], {}
     for name in strategies or strategies_for(conversation):
         try:
-            result = replay(conversation, name, window=window, provider=provider, model=model, check=check,
-                            speedup=FAST)
+            result = REPLAYS.replay(conversation, name, window=window, provider=provider, model=model, check=check)
         except CtxlabError as err:
             rows.append(CompareRow(name, None, None, 0, 0, 0, 0, error=" ".join(str(err).split()), contexts=0))
-            continue
-        results[name] = result
-        rows.append(compare_row(name, result, conversation, facts))
+        else:
+            results[name] = result
+            rows.append(compare_row(name, result, conversation, facts))
+        if progress is not None:
+            progress(name)
     return Leaderboard(window, tuple(rows), results, time.perf_counter() - started)
 
 

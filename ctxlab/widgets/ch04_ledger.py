@@ -7,9 +7,12 @@ totals and the prefix diff of one call against the one before it. The numbers co
 :mod:`ctxlab.lab.ch04_ledger`, :mod:`ctxlab.lab.ch04_collapse` and :mod:`ctxlab.lab.ch04_replays`); this
 module only draws them.
 
-Simplified on purpose: the widget keeps every replay it ran and the numbers it showed (keyed by its
-settings), so going back to a setting is instant; a new setting replays the whole conversation (about
-0.1 s on the sample), unless ``precompute=True`` replayed every strategy and provider when it opened.
+Simplified on purpose: the widget keeps the numbers it showed (keyed by its settings) and its replays are the
+chapters' shared ones (:data:`ctxlab.lab.replays.REPLAYS`), so going back to a setting is instant; a new
+setting replays the whole conversation (about 0.1 s on the sample, seconds on a long transcript: the progress
+bar under the controls says what runs), unless ``precompute=True`` replayed every strategy and provider when it
+opened. On a long transcript (more than 150 model calls) the widget also replays, in the background after each
+change, the settings one click away (:meth:`LedgerWidget.next_settings`), so the next click finds them computed.
 """
 
 from __future__ import annotations
@@ -17,8 +20,16 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ctxlab.base.safe_text import safe_html, shown
-from ctxlab.lab.ch04_replays import (MODELS, PROVIDERS, ROW_COLUMNS, STRATEGIES, DiffState, LedgerReplays, LedgerState,
-                                     call_rows)
+from ctxlab.lab.ch04_replays import (
+    MODELS,
+    PROVIDERS,
+    ROW_COLUMNS,
+    STRATEGIES,
+    DiffState,
+    LedgerReplays,
+    LedgerState,
+    call_rows,
+)
 from ctxlab.lab.workbook import text_table
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
@@ -26,6 +37,7 @@ from ctxlab.strategies import model_calls
 from ctxlab.tables.profiles import profile_for
 from ctxlab.widgets._ledger_plot import ledger_figure
 from ctxlab.widgets._plots import error_html, show_in
+from ctxlab.widgets._progress import WORKER, Progress, background_wanted, run_steps
 
 
 class LedgerWidget:
@@ -35,11 +47,14 @@ class LedgerWidget:
     ``w = LedgerWidget(conv); w.pause_minutes.value = 10; w.state.rows[w.pause_call.value - 1].cache_read_tokens``
     → 0. ``compute(...)`` is the pure part (:class:`~ctxlab.lab.ch04_replays.LedgerReplays`, kept in
     ``replays``): the same numbers, no widgets touched. ``precompute=True`` replays every strategy under both
-    providers' rules when the widget opens (see :meth:`precompute`). Chapter 04.
+    providers' rules when the widget opens (see :meth:`precompute`). ``background``: replay the settings one click
+    away after each change (None: on a transcript of more than 150 model calls); ``progress`` is the bar under the
+    controls. Chapter 04.
     """
 
     def __init__(self, conversation: Conversation, *, window: int | None = None, strategy: str = "full",
-                 provider: str | None = None, models: Sequence[str] = MODELS, precompute: bool = False) -> None:
+                 provider: str | None = None, models: Sequence[str] = MODELS, precompute: bool = False,
+                 background: bool | None = None) -> None:
         import ipywidgets as W
 
         self.conversation = conversation
@@ -63,19 +78,23 @@ class LedgerWidget:
                                      continuous_update=False, style=style)
         self.controls = W.VBox([W.HBox([self.strategy, self.provider, self.model]), self.window,
                                 W.HBox([self.pause_minutes, self.pause_call]), self.diff_call])
+        self.progress = Progress()
         self.label = W.HTML()
         self.plot = W.Output()
         self.table = W.HTML()
         self.diff_view = W.HTML()
-        self.widget = W.VBox([self.controls, self.label, self.plot, self.table, self.diff_view])
+        self.widget = W.VBox([self.controls, self.progress.widget, self.label, self.plot, self.table,
+                              self.diff_view])
+        self.background = background_wanted(conversation, background)
         if precompute:
             self.precompute()
-        self.state = self.compute(**self.settings())
+        self.state = self._visit()
         self.diff = self.compute_diff(self.diff_call.value, **self.settings())
         for control in (self.strategy, self.provider, self.model, self.window, self.pause_minutes, self.pause_call):
             control.observe(self._on_change, names="value")
         self.diff_call.observe(self._on_diff, names="value")
         self._render()
+        self._plan()
 
     # -- the numbers, from lab/ (the controls' values passed in) ----------------------------------------
 
@@ -95,7 +114,46 @@ class LedgerWidget:
         that changing the strategy or the provider shows numbers already computed (slower to open, instant to use).
         Chapter 04."""
         s = self.settings()
-        self.replays.precompute(s["model"], s["window"], s["pause_minutes"], s["pause_call"])
+        todo = [{**s, "strategy": x, "provider": p} for x in STRATEGIES for p in PROVIDERS]
+        steps = [(f"{n['strategy']} · {n['provider']}", lambda n=n: self.compute(**n)) for n in todo
+                 if not self.replays.held(**n)]
+        run_steps(self.progress, steps, f"{len(steps)} settings", f"{len(steps)} settings replayed when it opened")
+
+    def next_settings(self) -> list[dict[str, Any]]:
+        """The settings one click away from the controls' (as :meth:`settings` gives them), the likeliest first:
+        another strategy, the other cache rules (then both), the window one step either side, another model.
+        What the background replays after each change. Chapter 04."""
+        s, w = self.settings(), self.window
+        out = [{**s, "strategy": x} for x in STRATEGIES if x != s["strategy"]]
+        for provider in (p for p in PROVIDERS if p != s["provider"]):
+            out += [{**s, "provider": provider, "strategy": x}
+                    for x in (s["strategy"], *(x for x in STRATEGIES if x != s["strategy"]))]
+        out += [{**s, "window": v} for v in (s["window"] - w.step, s["window"] + w.step) if w.min <= v <= w.max]
+        out += [{**s, "model": m} for m in self.model.options if m != s["model"]]
+        return out
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background has replayed what it planned (at once without a background); False if
+        ``timeout`` seconds passed first. Chapter 04."""
+        return WORKER.wait(self, timeout)
+
+    def _plan(self) -> None:
+        if self.background:
+            todo = [n for n in self.next_settings() if not self.replays.held(**n)]
+            WORKER.submit(self, [(f"{n['strategy']} · {n['provider']} · {n['model']} · {n['window']:,}",
+                                  lambda n=n: self.compute(**n)) for n in todo], self.progress.background)
+
+    def _visit(self) -> LedgerState:
+        """The state for the controls' settings; the progress bar moves when it must replay."""
+        s = self.settings()
+        if self.replays.held(**s):
+            return self.compute(**s)
+        what = f"{s['strategy']} under {s['provider']}'s rules, window {s['window']:,}"
+        self.progress.start(1, what)
+        state = self.compute(**s)
+        self.progress.step(what)
+        self.progress.done(f"replayed {what}")
+        return state
 
     def compute(self, strategy: str, provider: str, model: str, window: int, pause_minutes: int = 0,
                 pause_call: int = 2) -> LedgerState:
@@ -122,9 +180,10 @@ class LedgerWidget:
     # -- the view ---------------------------------------------------------------------------------------
 
     def _on_change(self, change: dict[str, Any]) -> None:
-        self.state = self.compute(**self.settings())
+        self.state = self._visit()
         self.diff = self.compute_diff(self.diff_call.value, **self.settings())
         self._render()
+        self._plan()
 
     def _on_diff(self, change: dict[str, Any]) -> None:
         self.diff = self.compute_diff(change["new"], **self.settings())

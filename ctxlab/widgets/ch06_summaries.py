@@ -7,9 +7,12 @@ What it holds:
 
 The measurements (the window, the retention rows, the fake LLM) are in :mod:`ctxlab.lab.ch06_summaries`,
 the placements in :mod:`ctxlab.lab.ch06_placement`, the cost of regenerating in
-:mod:`ctxlab.lab.ch06_regeneration`. Simplified on purpose: the widget keeps every replay it
-ran, keyed by its window, so a second visit is instant; a new window replays the whole conversation
-(about 0.3 s on the sample).
+:mod:`ctxlab.lab.ch06_regeneration`. Simplified on purpose: the widget keeps every state it showed, keyed by
+its window, so a second visit is instant; a new window replays the whole conversation (about 0.3 s on the
+sample; the progress bar under the slider says so), through the chapters' shared replays
+(:data:`ctxlab.lab.replays.REPLAYS`: the chapter's retention table then reuses the widget's). On a long
+transcript (more than 150 model calls) the widget replays the slider's other stops in the background after it
+opens, nearest first.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import shown
 from ctxlab.facts import Fact
 from ctxlab.lab.ch06_summaries import Retention, SummaryState, default_windows, summary_run
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.summary_strategy import BudgetedSummaryStrategy
 from ctxlab.widgets._plots import error_html, figure
+from ctxlab.widgets._progress import WORKER, Progress, background_wanted
 
 
 def retention_figure(rows: Sequence[Retention]) -> go.Figure:
@@ -50,11 +55,13 @@ class SummaryWidget:
     at the last call, and the checklist's facts at that call — visible, in the summary, or lost.
 
     ``w = SummaryWidget(conv, facts, windows=[30_000, 60_000]); w.window.value = 60_000; w.state.lost``.
-    Every replay is kept by window (``timings`` holds what each first visit cost, in seconds). Chapter 06.
+    Every state is kept by window (``timings`` holds what each first visit cost, in seconds; ``replays`` counts the
+    first visits). ``background``: replay the other stops after opening (None: on a transcript of more than 150
+    model calls); ``progress`` is the bar under the slider. Chapter 06.
     """
 
     def __init__(self, conversation: Conversation, facts: Sequence[Fact] = (), *, windows: Sequence[int] | None = None,
-                 placement: str = "system_end") -> None:
+                 placement: str = "system_end", background: bool | None = None) -> None:
         import ipywidgets as W
 
         self.conversation = conversation
@@ -63,20 +70,24 @@ class SummaryWidget:
         self.thread = next((c.thread for _, c in model_calls(conversation)), "main")
         self._states: dict[int, SummaryState] = {}  # window -> state
         self._runs: dict[int, tuple[BudgetedSummaryStrategy, ReplayResult]] = {}  # window -> its replay
-        self.replays = 0  # replays run so far (a second visit to a window runs none)
+        self.replays = 0  # first visits so far, each a replay unless the shared cache held it (a second visit: none)
         self.timings: dict[int, float] = {}  # window -> seconds its first computation took
         options = list(windows or default_windows(conversation))
         self.window = W.SelectionSlider(options=[(f"{w:,}", w) for w in options], value=options[0],
                                         description="window (tokens)", continuous_update=False,
                                         style={"description_width": "initial"}, layout=W.Layout(width="60%"))
         self.controls = W.VBox([self.window])
+        self.progress = Progress()
         self.label = W.HTML()
         self.summary_view = W.HTML(layout=W.Layout(width="60%"))
         self.facts_view = W.HTML(layout=W.Layout(width="40%"))
-        self.widget = W.VBox([self.controls, self.label, W.HBox([self.summary_view, self.facts_view])])
+        self.widget = W.VBox([self.controls, self.progress.widget, self.label,
+                              W.HBox([self.summary_view, self.facts_view])])
+        self.background = background_wanted(conversation, background)
         self.state = self.compute(self.window.value)
         self.window.observe(self._on_change, names="value")
         self._render()
+        self._plan()
 
     def compute(self, window: int) -> SummaryState:
         """The state for ``window``, from the kept replay or a new one; an impossible window is reported. Chapter 06."""
@@ -84,12 +95,35 @@ class SummaryWidget:
             return self._states[window]
         started = time.perf_counter()
         self.replays += 1
+        fresh = not REPLAYS.held(self.conversation, "budgeted+summary", window=window, placement=self.placement)
+        if fresh:
+            self.progress.start(1, f"budgeted+summary at {window:,}")
         state, run = summary_run(self.conversation, self.facts, window, placement=self.placement, thread=self.thread)
+        if fresh:
+            self.progress.step(f"budgeted+summary at {window:,}")
+            self.progress.done(f"replayed budgeted+summary at {window:,}")
         if run is not None:
             self._runs[window] = run
         self._states[window] = state
         self.timings[window] = time.perf_counter() - started
         return state
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background has replayed the stops it planned (at once without a background); False if
+        ``timeout`` seconds passed first. Chapter 06."""
+        return WORKER.wait(self, timeout)
+
+    def _plan(self) -> None:
+        """Queue the stops not yet replayed, nearest to the slider's first: the replay and its checklist score go
+        into the shared cache, and a visit then only reads them."""
+        if not self.background:
+            return
+        stops = [v for _, v in self.window.options]
+        here = stops.index(self.window.value)
+        todo = [w for w in sorted(stops, key=lambda v: (abs(stops.index(v) - here), v)) if w not in self._states]
+        WORKER.submit(self, [(f"budgeted+summary at {w:,}", lambda w=w: summary_run(
+            self.conversation, self.facts, w, placement=self.placement, thread=self.thread)) for w in todo],
+            self.progress.background)
 
     def run(self, window: int) -> tuple[BudgetedSummaryStrategy, ReplayResult]:
         """The strategy (holding its last summary) and the replay behind a window's state; raises the
@@ -102,6 +136,7 @@ class SummaryWidget:
     def _on_change(self, change: dict[str, Any]) -> None:
         self.state = self.compute(change["new"])
         self._render()
+        self._plan()
 
     def _render(self) -> None:
         s = self.state

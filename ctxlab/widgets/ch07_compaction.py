@@ -9,7 +9,10 @@ What it holds:
 The chapter's measurements (the window, the replays, the policies side by side, the floor, coverage
 after two compactions, metering) are plain functions in :mod:`ctxlab.lab.ch07_compaction`,
 :mod:`ctxlab.lab.ch07_policies`, :mod:`ctxlab.lab.ch07_floor` and :mod:`ctxlab.lab.ch07_metering`. The
-widget keeps every replay it ran, keyed by (trigger, target), so going back to a setting is instant.
+widget keeps every state it showed, keyed by (trigger, target), so going back to a setting is instant; its
+replays are the chapters' shared ones (:data:`ctxlab.lab.replays.REPLAYS`: the window search's 80% → 50% replay
+opens it). A first visit moves the progress bar under the sliders; on a long transcript (more than 150 model
+calls) the widget replays the settings one slider step away in the background after each change.
 """
 
 from __future__ import annotations
@@ -22,12 +25,22 @@ import plotly.graph_objects as go
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_html
-from ctxlab.lab.ch07_compaction import (SAWTOOTH_COLUMNS, SawtoothState, policy_replay, sawtooth, sawtooth_rows,
-                                        sawtooth_summary, two_decimals)
+from ctxlab.compaction import CompactionPolicy
+from ctxlab.lab.ch07_compaction import (
+    SAWTOOTH_COLUMNS,
+    SawtoothState,
+    policy_replay,
+    sawtooth,
+    sawtooth_rows,
+    sawtooth_summary,
+    two_decimals,
+)
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.lab.workbook import text_table
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.widgets._plots import COLOURS, error_html, figure, show_in
+from ctxlab.widgets._progress import WORKER, Progress, background_wanted
 
 
 def sawtooth_figure(state: SawtoothState, title: str | None = None) -> go.Figure:
@@ -63,10 +76,13 @@ class SawtoothWidget:
     context per call (the sawtooth), the compactions with their summary calls, and the totals.
 
     ``w = SawtoothWidget(conv, 30_000); w.trigger.value = 0.6; w.state.compaction_calls`` → (31, 32, 59).
-    ``compute(trigger, target)`` is the pure part; ``timings`` holds what each first visit cost (seconds). Chapter 07.
+    ``compute(trigger, target)`` is the pure part; ``timings`` holds what each first visit cost (seconds).
+    ``background``: replay the settings one step away after each change (None: on a transcript of more than 150
+    model calls); ``progress`` is the bar under the sliders. Chapter 07.
     """
 
-    def __init__(self, conversation: Conversation, window: int, *, trigger: float = 0.8, target: float = 0.5) -> None:
+    def __init__(self, conversation: Conversation, window: int, *, trigger: float = 0.8, target: float = 0.5,
+                 background: bool | None = None) -> None:
         import ipywidgets as W
 
         self.conversation = conversation
@@ -82,14 +98,17 @@ class SawtoothWidget:
                                     readout_format=".0%", continuous_update=False, style=style,
                                     layout=W.Layout(width="48%"))
         self.controls = W.HBox([self.trigger, self.target])
+        self.progress = Progress()
         self.label = W.HTML()
         self.plot = W.Output()
         self.table = W.HTML()
-        self.widget = W.VBox([self.controls, self.label, self.plot, self.table])
+        self.widget = W.VBox([self.controls, self.progress.widget, self.label, self.plot, self.table])
+        self.background = background_wanted(conversation, background)
         self.state = self.compute(self.trigger.value, self.target.value)
         for control in (self.trigger, self.target):
             control.observe(self._on_change, names="value")
         self._render()
+        self._plan()
 
     def result(self, trigger: float, target: float) -> ReplayResult:
         """The replay for this policy (run once, then kept)."""
@@ -98,12 +117,39 @@ class SawtoothWidget:
             self.cache[key] = policy_replay(self.conversation, self.window, trigger, target)
         return self.cache[key]
 
-    def compute(self, trigger: float, target: float) -> SawtoothState:
-        """The sawtooth for one policy; a target at or above the trigger is reported, not replayed."""
+    def held(self, trigger: float, target: float) -> bool:
+        """Whether this policy's state or replay is computed: showing it replays nothing. Chapter 07."""
+        pair = (two_decimals(trigger), two_decimals(target))
+        return pair in self._states or (self.window, pair, "count") in self.cache or REPLAYS.held(
+            self.conversation, "compaction", window=self.window, policy=CompactionPolicy(*pair))
+
+    def next_settings(self) -> list[tuple[float, float]]:
+        """The (trigger, target) pairs one slider step away from the sliders' (target below trigger). Chapter 07."""
+        tr, ta = self.trigger, self.target
+        pairs = [(tr.value + d * tr.step, ta.value) for d in (-1, 1) if tr.min <= tr.value + d * tr.step <= tr.max]
+        pairs += [(tr.value, ta.value + d * ta.step) for d in (-1, 1) if ta.min <= ta.value + d * ta.step <= ta.max]
+        return [(two_decimals(a), two_decimals(b)) for a, b in pairs if two_decimals(b) < two_decimals(a)]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background has replayed what it planned (at once without a background); False if
+        ``timeout`` seconds passed first. Chapter 07."""
+        return WORKER.wait(self, timeout)
+
+    def _plan(self) -> None:
+        if self.background:
+            WORKER.submit(self, [(f"{a:.0%} → {b:.0%}", lambda a=a, b=b: self.compute(a, b, progress=False))
+                                 for a, b in self.next_settings() if not self.held(a, b)], self.progress.background)
+
+    def compute(self, trigger: float, target: float, *, progress: bool = True) -> SawtoothState:
+        """The sawtooth for one policy; a target at or above the trigger is reported, not replayed. ``progress``:
+        move the bar when it must replay. Chapter 07."""
         key = (two_decimals(trigger), two_decimals(target))
         if key in self._states:
             return self._states[key]
         started = time.perf_counter()
+        fresh = progress and key[1] < key[0] and not self.held(*key)
+        if fresh:
+            self.progress.start(1, f"compaction {key[0]:.0%} → {key[1]:.0%}")
         if key[1] >= key[0]:
             state = SawtoothState(self.window, *key, error="the target must be below the trigger")
         else:
@@ -111,13 +157,17 @@ class SawtoothWidget:
                 state = sawtooth(self.result(*key), self.window, *key)
             except CtxlabError as err:
                 state = SawtoothState(self.window, *key, error=" ".join(str(err).split())[:200])
-        self._states[key] = state
-        self.timings[key] = time.perf_counter() - started
-        return state
+        if fresh:
+            self.progress.step(f"{key[0]:.0%} → {key[1]:.0%}")
+            self.progress.done(f"replayed compaction {key[0]:.0%} → {key[1]:.0%}")
+        self._states.setdefault(key, state)  # the background may have measured it meanwhile: keep one
+        self.timings.setdefault(key, time.perf_counter() - started)
+        return self._states[key]
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.state = self.compute(self.trigger.value, self.target.value)
         self._render()
+        self._plan()
 
     def _render(self) -> None:
         s = self.state

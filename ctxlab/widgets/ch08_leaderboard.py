@@ -9,7 +9,11 @@ What it holds:
 The leaderboard is :func:`ctxlab.lab.compare.leaderboard`; the chapter's other measurements (the window, the
 committed pi figures, the fake agent loop) are in :mod:`ctxlab.lab.ch08_leaderboard`. Simplified on purpose:
 the widget computes a window's leaderboard on its first visit and keeps it (``timings`` holds what that cost);
-a strategy change only picks another kept replay.
+a strategy change only picks another kept replay. The replays are the chapters' shared ones
+(:data:`ctxlab.lab.replays.REPLAYS`): the board the chapter's cell computed at a window opens at once. A first
+visit moves the progress bar under the controls, one step per strategy replayed; on a long transcript (more
+than 150 model calls) the widget replays the other windows in the background after it opens, one strategy at a
+time, so that a later window change finds its board computed (``wait()`` blocks until it is).
 """
 
 from __future__ import annotations
@@ -19,13 +23,16 @@ from typing import Any, Sequence
 
 import plotly.graph_objects as go
 
+from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_html, shown
 from ctxlab.facts import Fact
-from ctxlab.lab.ch08_leaderboard import LeaderboardState, leaderboard_state
-from ctxlab.lab.compare import CompareRow, Leaderboard, format_rows, leaderboard, strategies_for
+from ctxlab.lab.ch08_leaderboard import LeaderboardState, leaderboard_state, quick_strategies
+from ctxlab.lab.compare import CompareRow, Leaderboard, format_rows, leaderboard
+from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.widgets._ledger_plot import ledger_figure
 from ctxlab.widgets._plots import COLOURS, figure, show_in
+from ctxlab.widgets._progress import WORKER, Progress, background_wanted
 
 
 def leaderboard_figure(rows: Sequence[CompareRow], title: str = "", highlight: str | None = None) -> go.Figure:
@@ -52,52 +59,107 @@ class LeaderboardWidget:
     the strategy highlighted, and its ledger figure.
 
     ``w = LeaderboardWidget(sample, windows=(30_000, 50_000), facts=facts); w.window.value = 50_000;
-    w.state.selected.cost_usd``. ``boards`` passes leaderboards already computed (window -> :class:`Leaderboard`).
-    ``timings`` holds what each window's first visit cost (seconds); ``last_reaction_s`` the last control change.
-    Chapter 08.
+    w.state.selected.cost_usd``. ``strategies``: the default is :func:`~ctxlab.lab.ch08_leaderboard.quick_strategies`
+    (all of them on the sample, five on a long transcript). ``boards`` passes leaderboards already computed
+    (window -> :class:`Leaderboard`); replays held in :data:`~ctxlab.lab.replays.REPLAYS` are reused anyway.
+    ``check``: replay with the invariant checks, as :func:`~ctxlab.lab.compare.leaderboard` does. ``background``:
+    precompute the other windows after opening (None: on a transcript of more than 150 model calls).
+    ``progress`` is the bar under the controls; ``timings`` holds what each window's first visit cost (seconds),
+    ``last_reaction_s`` the last control change. Chapter 08.
     """
 
     def __init__(self, conversation: Conversation, windows: Sequence[int], *, facts: Sequence[Fact] | None = None,
                  strategies: Sequence[str] | None = None, strategy: str = "compaction",
-                 boards: dict[int, Leaderboard] | None = None) -> None:
+                 boards: dict[int, Leaderboard] | None = None, check: bool = True,
+                 background: bool | None = None) -> None:
         import ipywidgets as W
 
         self.conversation = conversation
         self.facts = list(facts) if facts else None
-        self.names = tuple(strategies or strategies_for(conversation))
+        self.names = tuple(strategies or quick_strategies(conversation))
+        self.check = check
         self.boards: dict[int, Leaderboard] = dict(boards or {})
         self.timings: dict[int, float] = {w: b.seconds for w, b in self.boards.items()}
         self.last_reaction_s = 0.0
+        self._states: dict[tuple[int, str], LeaderboardState] = {}
         self.strategy = W.Dropdown(options=list(self.names), description="strategy",
                                    value=strategy if strategy in self.names else self.names[0])
         self.window = W.Dropdown(options=[(f"{w:,}", w) for w in windows], value=windows[0], description="window")
         self.controls = W.HBox([self.strategy, self.window])
+        self.progress = Progress()
         self.label = W.HTML()
         self.bars = W.Output()
         self.ledger = W.Output()
         self.table = W.HTML()
-        self.widget = W.VBox([self.controls, self.label, self.bars, self.table, self.ledger])
+        self.widget = W.VBox([self.controls, self.progress.widget, self.label, self.bars, self.table, self.ledger])
+        self.background = background_wanted(conversation, background)
         self.state = self.compute(self.strategy.value, self.window.value)
         for control in (self.strategy, self.window):
             control.observe(self._on_change, names="value")
         self._render()
+        self._plan()
 
-    def board(self, window: int) -> Leaderboard:
-        """The leaderboard at ``window`` (computed on the first visit, then kept). Chapter 08."""
+    def board(self, window: int, *, progress: bool = True) -> Leaderboard:
+        """The leaderboard at ``window`` (computed on the first visit, then kept); ``progress``: move the bar, one
+        step per strategy that had to be replayed. Chapter 08."""
         if window not in self.boards:
-            self.boards[window] = leaderboard(self.conversation, self.names, window=window, facts=self.facts)
-            self.timings[window] = self.boards[window].seconds
+            todo = [n for n in self.names if not REPLAYS.held(self.conversation, n, window=window, check=self.check)]
+            if progress and todo:
+                self.progress.start(len(todo), f"{len(todo)} strategies at window {window:,}")
+
+            def step(name: str) -> None:
+                if progress and name in todo:
+                    self.progress.step(f"{name} at {window:,}")
+
+            board = leaderboard(self.conversation, self.names, window=window, facts=self.facts, check=self.check,
+                                progress=step)
+            self.boards.setdefault(window, board)  # the background may have built it meanwhile: keep one
+            self.timings.setdefault(window, board.seconds)
+            if progress:
+                self.progress.done(f"window {window:,}: {len(todo)} of {len(self.names)} strategies replayed now")
         return self.boards[window]
 
     def compute(self, strategy: str, window: int) -> LeaderboardState:
         """The numbers for one (strategy, window): pure given the kept leaderboards. Chapter 08."""
-        return leaderboard_state(self.board(window), strategy, window)
+        key = (window, strategy)
+        if key not in self._states:
+            self._states[key] = leaderboard_state(self.board(window), strategy, window)
+        return self._states[key]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the background has computed what it planned (at once without a background); False if
+        ``timeout`` seconds passed first. Chapter 08."""
+        return WORKER.wait(self, timeout)
+
+    def _plan(self) -> None:
+        """Queue, in the background, every replay the other windows need (the nearest windows and the selected
+        strategy first), then each window's board."""
+        if not self.background:
+            return
+        values = [v for _, v in self.window.options]
+        here = values.index(self.window.value)
+        names = sorted(self.names, key=lambda n: n != self.strategy.value)
+        jobs = []
+        for w in sorted(values, key=lambda v: (abs(values.index(v) - here), values.index(v))):
+            if w in self.boards:
+                continue
+            jobs += [(f"{n} at {w:,}", lambda n=n, w=w: self._quietly(n, w)) for n in names
+                     if not REPLAYS.held(self.conversation, n, window=w, check=self.check)]
+            jobs.append((f"the board at {w:,}", lambda w=w: self.board(w, progress=False)))
+        WORKER.submit(self, jobs, self.progress.background)
+
+    def _quietly(self, name: str, window: int) -> None:
+        try:
+            REPLAYS.run(self.conversation, name, window=window, check=self.check)
+        except CtxlabError:
+            pass  # kept by the cache: the board shows the reason
 
     def _on_change(self, change: dict[str, Any]) -> None:
         started = time.perf_counter()
         self.state = self.compute(self.strategy.value, self.window.value)
         self._render()
         self.last_reaction_s = time.perf_counter() - started
+        self._plan()
 
     def _render(self) -> None:
         s = self.state
