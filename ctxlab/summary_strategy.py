@@ -12,15 +12,11 @@ puts it into the context:
 * :class:`BudgetedSummaryStrategy` (``budgeted+summary``) — the texts' strategy as written, the
   summary regenerated at every call that truncates, opening with ``views.SUMMARY_MARKER``.
 
-The rule for a summary call's size: a summary call is a model call and obeys the same window. Its
-request (the prompt, the summary so far, the dropped messages as text) plus the reply's ``max_tokens``
-must fit the model's window. Dropped messages that do not fit one request are summarised in chunks,
-oldest first (:func:`summarise_in_chunks`): each chunk as many whole messages as fit, each a summary call
-(a ledger row) of its own that updates the summary so far (the summarizer's ``previous``), so nothing is
-left out. A message too large for a call of its own is sent pruned to fit (chapter 05's ``prune_text``:
-head and tail kept, a marker for the middle). The notes say how many calls a summary took and what was
-pruned. A prompt that leaves no room for a single message is not sent: the summary stops there (at first:
-no summary), and the note says how many dropped messages it leaves out.
+The rule for a summary call's size is ``summary_chunks.py``'s: a summary call obeys the same window, and
+dropped messages that do not fit one request are summarised in chunks (:func:`summarise_in_chunks`, its names
+re-exported here), each chunk summarised again only when its messages or its prompt changed. The strategy, too,
+reads only what changed since the last call: the dropped messages are extended where the context's report starts
+as it did (:class:`Dropped`), and a summary placed as before is cut and counted once, not at every call.
 
 The three placements under Anthropic's and OpenAI's cache rules are measured in ``ctxlab/lab/placement.py``.
 Simplified on purpose: one summary per context, of everything dropped. Taught in chapter 06.
@@ -29,54 +25,22 @@ Simplified on purpose: one summary per context, of everything dropped. Taught in
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, ClassVar, Literal, Sequence
+from operator import attrgetter
+from typing import Any, Callable, ClassVar, Literal, Sequence
 
 from ctxlab.base import validate
 from ctxlab.base.errors import BudgetError
-from ctxlab.context import BudgetPolicy, Context, build_context
-from ctxlab.interactions import group_units
+from ctxlab.context import BudgetPolicy, Context, UnitReport, build_context
+from ctxlab.interactions import Unit, group_units
 from ctxlab.messages import Conversation, Message, TextPart, ToolSpec
-from ctxlab.pruning import cut_to_tokens, prune_text
-from ctxlab.strategies import Call, Decision, SideCall, whole_context
+from ctxlab.pruning import cut_to_tokens
+from ctxlab.strategies import Call, Decision, SideCall, history_units, whole_context
 from ctxlab.summary import RuleBasedSummarizer, Summarizer, Summary, held_to
+from ctxlab.summary_chunks import (DEFAULT_PROMPT, UPDATE, Summarised, ask_for,  # noqa: F401 (UPDATE: re-exported)
+                                   fresh_request, instruction, render_transcript, shared_prefix, summarise_in_chunks)
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter, TiktokenCounter, TokenCounter
 from ctxlab.views import SUMMARY_MARKER
-
-
-DEFAULT_PROMPT = """Summarise the conversation below for the agent that continues it; it will not see these
-messages again. Keep what the next step needs, drop the play-by-play. Use these headings, in this order, each
-with a list of short items, and leave out an empty one:
-## Task - the user's task and later requests, in their words
-## Constraints - every rule the user set (must, never, only, 不要, 必须 ...), verbatim
-## Decisions - what was decided and why, and the wrong paths already ruled out
-## Files - files read and modified, with line numbers as path:line
-## Commands - commands run and how they ended
-## Errors - error messages and codes, verbatim
-## Open steps - what remains to be done
-## Pages - page handles still needed, as read_page(handle="...")
-Keep paths, identifiers, error codes and non-English text exactly as written. At most {max_tokens} tokens."""
-
-
-def render_transcript(messages: Sequence[Message]) -> str:
-    """Messages as plain text for a prompt. ``[user("hi", "u1")]`` → ``"[user] hi"``. Chapter 06."""
-    out = []
-    for m in (m for m in messages if m.origin != "meta"):
-        who = f"tool {m.tool_name or ''}".strip() if m.role == "tool" else m.role
-        calls = "".join(f"\n  -> {c.name}({c.arguments})" for c in m.tool_calls)
-        out.append(f"[{who}] {m.text}{calls}")
-    return "\n\n".join(out)
-
-
-UPDATE = "\n\nThe summary so far, to update:\n<summary>\n{previous}\n</summary>"  # after the prompt, when there is one
-Summarised = tuple[Summary | None, tuple[SideCall, ...], tuple[str, ...]]  # a summary, the calls made, notes
-
-
-def fresh_request(history: Conversation, prompt: str, chunk: Sequence[Message], thread: str = "main") -> Conversation:
-    """A summary asked afresh: one user message, ``prompt`` then ``chunk`` as text (nothing cached). Chapter 06."""
-    text = f"{prompt}\n\n<conversation>\n{render_transcript(chunk)}\n</conversation>"
-    return Conversation(history.id, (Message("user", (TextPart(text),), id="summary-request", thread=thread),),
-                        inferred_head_tokens=0)
 
 
 @dataclass(frozen=True)
@@ -95,7 +59,7 @@ class LLMSummarizer:
                                                          allow_none=False))
 
     def instruction(self, previous: str | None = None) -> str:
-        return self.prompt.format(max_tokens=self.max_tokens) + (UPDATE.format(previous=previous) if previous else "")
+        return instruction(self.prompt, self.max_tokens, previous)
 
     def build_prompt(self, dropped: Sequence[Message], previous: str | None = None) -> str:
         return f"{self.instruction(previous)}\n\n<conversation>\n{render_transcript(dropped)}\n</conversation>"
@@ -126,93 +90,57 @@ def summary_call(history: Conversation, dropped: Sequence[Message], summary: Sum
                     f"{len(dropped)} dropped messages, {how}", max_tokens=max_tokens)
 
 
-def ask_for(summarizer: Summarizer, cap: int, previous: str | None = None) -> str:
-    """The prompt a summary call sends: the summarizer's own (``LLMSummarizer.instruction``), else
-    :data:`DEFAULT_PROMPT` at ``cap`` tokens; with the summary so far when there is one. Chapter 06."""
-    own = getattr(summarizer, "instruction", None)  # else the default prompt, as an LLMSummarizer asks it
-    return own(previous) if own else LLMSummarizer(str, max_tokens=cap).instruction(previous)
-
-
-def summarise_in_chunks(history: Conversation, dropped: Sequence[Message], summarizer: Summarizer, cap: int,
-                        profile: ModelProfile, meter: MessageMeter, memo: dict | None = None) -> Summarised:
-    """``dropped`` summarised in fresh calls that each fit the window with ``max_tokens`` = ``cap`` (the module's
-    rule): the summary (its sources: the messages it covers, all unless a call could not fit; None if none could),
-    the calls, oldest first, and notes on what was done. One call when all fits. ``memo`` keeps sizes and the last
-    requests between calls (a strategy's). Chapter 06."""
-    window, room = profile.context_window, profile.context_window - cap  # room: what the request may take
-    thread, memo = dropped[0].thread if dropped else "main", {} if memo is None else memo
-    last, made = memo.pop("requests", {}), memo.setdefault("requests", {})  # text -> context: the last call's, these
-
-    def size(m: Message) -> int:  # a message's tokens as text in the request, its separator included
-        if (hit := memo.get(id(m))) is None or hit[0] is not m:  # the stored message keeps its id from being reused
-            hit = memo[id(m)] = (m, meter.text(render_transcript([m])) + 1)
-        return hit[1]
-
-    def request(prompt: str, chunk: Sequence[Message]) -> Context:  # a request sent before is not counted again
-        view = fresh_request(history, prompt, chunk, thread)
-        key = (id(meter), thread, view.messages[0].text)
-        made[key] = made.get(key) or last.get(key) or whole_context(view, profile, meter)
-        return made[key]
-
-    sides, notes, rest, previous, summary = [], [], list(dropped), None, None
-    while rest or summary is None:
-        prompt = ask_for(summarizer, cap, previous)
-        n, used = 0, (fixed := request(prompt, ()).total_tokens)
-        while n < len(rest) and used + size(rest[n]) <= room:  # as many whole messages as fit, oldest first
-            used, n = used + size(rest[n]), n + 1
-        chunk = rest[:max(n, 1)]
-        for _ in range(8):  # the sizes add up differently once joined: fewer messages, or the one pruned further
-            sent = request(prompt, chunk)
-            if (over := sent.total_tokens - room) <= 0 or not chunk:
-                break
-            if len(chunk) > 1:
-                while len(chunk) > 1 and over > 0:
-                    over, chunk = over - size(chunk[-1]), chunk[:-1]
-                continue
-            text = render_transcript([rest[0]]).split("] ", 1)[-1]  # its text and calls, without the "[who] "
-            try:  # one message too large for a call of its own: its text pruned to what is left
-                chunk = [replace(rest[0], parts=(TextPart(prune_text(text, size(chunk[0]) - over - 8,
-                                                                     meter.counter).text),))]
-            except ValueError:  # PruneBudgetError too: the prompt leaves no room even for the omission marker
-                break
-        if (sent := request(prompt, chunk)).total_tokens > room:  # counted already, unless the loop ran out
-            notes.append(f"the summary prompt needs {fixed:,} tokens + max_tokens {cap:,}: no summary call fits the "
-                         f"window of {window:,}, so {len(rest)} dropped messages are left out of the summary")
-            break
-        if chunk and chunk[0] is not rest[0]:
-            notes.append(f"{rest[0].where()} needs {size(rest[0]):,} tokens as text, more than one summary call "
-                         f"can hold: sent pruned to {size(chunk[0]):,}")
-        summary = summarizer.summarize(chunk, previous)
-        sides.append(SideCall("summary", sent, meter.text(summary.text), f"{len(chunk)} dropped messages, fresh",
-                              max_tokens=cap))
-        previous, rest = summary.text, rest[len(chunk):]
-    if len(sides) > 1:
-        sides = [replace(c, note=f"{c.note}, chunk {k} of {len(sides)}") for k, c in enumerate(sides, 1)]
-        notes.insert(0, f"summarised in {len(sides)} summary calls, oldest first, each within the window of "
-                        f"{window:,} with max_tokens {cap:,}")
-    covered = tuple(m.id for m in dropped[:len(dropped) - len(rest)])  # all of them, unless a call could not fit
-    return replace(summary, sources=covered) if summary else None, tuple(sides), tuple(notes)
-
-
 # where a summary goes: the end of the last system block (the texts'), a system block of its own, the first message
 Placement = Literal["system_end", "system_block", "first_user"]
 PLACEMENTS: tuple[Placement, ...] = ("system_end", "system_block", "first_user")
 
 
-def place_summary(context: Context, wrapped: str, placement: Placement, meter: MessageMeter) -> Context:
+def place_summary(context: Context, wrapped: str, placement: Placement, meter: MessageMeter, *,
+                  like: Context | None = None) -> Context:
     """``context`` with ``wrapped`` appended to its last system block (``system_end``), as a system block
-    of its own (``system_block``) or as the first message (``first_user``); token fields updated. Chapter 06."""
+    of its own (``system_block``) or as the first message (``first_user``); token fields updated. ``like``: a
+    context placed before, whose system blocks or first message are taken when they are equal (the meter counts
+    them by identity: an unchanged summary is counted once). Chapter 06."""
     system, messages, extra = context.system, context.messages, 0
     if placement == "first_user":
         note = Message("user", (TextPart(wrapped),), id="summary:budgeted", origin="compact_summary",
                        thread=messages[0].thread if messages else "main")
+        note = like.messages[0] if like is not None and like.messages and like.messages[0] == note else note
         messages, extra = (note, *messages), meter.message(note)
     elif placement == "system_end" and system:
         system = (*system[:-1], f"{system[-1]}\n\n{wrapped}")
     else:
         system = (*system, wrapped)
+    system = like.system if like is not None and like.system == system else system
     return replace(context, system=system, messages=messages, system_tokens=meter.system(system),
                    message_tokens=context.message_tokens + extra)
+
+
+@dataclass
+class Dropped:
+    """The messages a thread's last context dropped (oldest first) and their ids, kept so the next call reads only
+    what changed: where its report and its units start as they did, the dropped messages start as they did (a
+    unit's line and messages decide what it adds). ``starts[i]``: how many the report's first i lines dropped.
+    Chapter 06."""
+
+    report: tuple[UnitReport, ...] = ()
+    units: list[Unit] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=lambda: [0])
+
+    def update(self, context: Context, units: Sequence[Unit]) -> list[Message]:
+        """The messages of the units ``context`` dropped (a new list); ``units``: those its report has a line for."""
+        units, report = list(units), tuple(context.report)  # compared as the same types
+        k = min(shared_prefix(self.report, report), shared_prefix(self.units, units))  # the lines as they were
+        del self.messages[self.starts[k]:], self.ids[self.starts[k]:], self.starts[k + 1:]
+        for line in report[k:]:
+            if line.decision == "dropped":
+                self.messages += units[line.unit].messages
+                self.ids += [m.id for m in units[line.unit].messages]
+            self.starts.append(len(self.messages))
+        self.report, self.units = report, units  # a copy: the meter's own list grows
+        return list(self.messages)
 
 
 @dataclass
@@ -221,7 +149,9 @@ class BudgetedSummaryStrategy:
     of the budget; when units were dropped, summarise them and place the summary, regenerated at every
     call that truncates (``regenerate="on_change"``: only when what is dropped changes). Each summary call
     is a side call (a ledger row) within the window: on the cached prefix when that fits, else fresh, in
-    chunks when one does not fit (:func:`summarise_in_chunks`). The total stays within the budget: when the
+    chunks when one does not fit (:func:`summarise_in_chunks`: a chunk whose messages and prompt are the same as
+    at the last call keeps its summary, so only the chunk the newly dropped messages fall in is summarised
+    again; the calls are all sent, each a row). The total stays within the budget: when the
     newest units need part of the share, the summary gets what is left. State per thread: the context sent
     last, its summary and its calls. ``summary_share`` is a ratio in [0, 1) (else CtxlabError naming it).
     ``replay(conv, BudgetedSummaryStrategy(placement="system_block"), window=30_000)``. Chapter 06."""
@@ -236,7 +166,7 @@ class BudgetedSummaryStrategy:
     budgeted: ClassVar[bool] = True
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
     last: dict[str, tuple[Context, Summary | None, tuple[SideCall, ...]]] = field(default_factory=dict, repr=False)
-    memo: dict = field(default_factory=dict, repr=False, compare=False)  # summarise_in_chunks' sizes and requests
+    memo: dict = field(default_factory=dict, repr=False, compare=False)  # the chunks' runs, Dropped, cut and count
 
     def __post_init__(self) -> None:
         self.summary_share = validate.ratio("summary_share", self.summary_share, lo_open=False, hi_open=True)
@@ -254,22 +184,24 @@ class BudgetedSummaryStrategy:
             notes.append(f"the newest units need more than {1 - self.summary_share:.0%} of the budget")
         ctx = replace(ctx, budget_tokens=budget)
         prefix, before, sides = self.last.get(call.thread, (None, None, ()))
-        gone = {r.unit for r in ctx.dropped()}
-        if not gone:
+        if "dropped" not in map(attrgetter("decision"), ctx.report):  # nothing dropped: nothing to summarise
             self.last[call.thread] = (ctx, None, ())
             return Decision(ctx, notes=tuple(notes))
-        units = group_units([m for m in history.messages if m.origin != "meta"], self.policy.granularity,
-                            self.policy.unanswered)
-        dropped = [m for u in units if u.index in gone for m in u.messages]
+        grouping = (self.policy.granularity, self.policy.unanswered)
+        units = (history_units(history, meter) if grouping == ("round", "stub") else  # the meter may remember them
+                 group_units([m for m in history.messages if m.origin != "meta"], *grouping))
+        gone = self.memo.setdefault("dropped", {}).setdefault(call.thread, Dropped())
+        dropped = gone.update(ctx, units)  # what changed since the last call is read, not the whole history
         cap = max(0, min(reserve, budget - ctx.total_tokens) - 16)  # 16: the wrapper line, the placement's overhead
-        same = before is not None and before.sources == tuple(m.id for m in dropped)
+        same = before is not None and len(before.sources) == len(dropped) and before.sources == tuple(gone.ids)
         reuse = same and self.regenerate == "on_change"
         summary, made, how = ((before, sides, ()) if reuse
                               else self._summarise(history, dropped, cap, prefix, profile, meter))
-        body = cut_to_tokens(summary.text, cap, meter.counter) if summary else ""
+        body = self._again("cut", lambda: cut_to_tokens(summary.text, cap, meter.counter), cap, meter.counter,
+                           summary.text) if summary else ""
         while summary:
             wrapped = f"{SUMMARY_MARKER} of {len(dropped)} dropped messages]\n{body}"
-            placed = place_summary(ctx, wrapped, self.placement, meter)
+            placed = place_summary(ctx, wrapped, self.placement, meter, like=prefix)
             if placed.total_tokens <= budget or not body:
                 break  # else a token boundary merged differently: trim a little
             body = cut_to_tokens(body, meter.counter.count(body) - (placed.total_tokens - budget), meter.counter)
@@ -280,9 +212,18 @@ class BudgetedSummaryStrategy:
                                                      f"over the budget of {budget:,}"]
             return Decision(ctx, notes=tuple(notes))
         self.last[call.thread] = (placed, summary, made)
-        notes[:0] = [f"summary of {len(dropped)} dropped messages: {meter.counter.count(wrapped):,} tokens "
+        tokens = self._again("count", lambda: meter.counter.count(wrapped), meter.counter, wrapped)
+        notes[:0] = [f"summary of {len(dropped)} dropped messages: {tokens:,} tokens "
                      f"({self.placement}){', unchanged' if same else ''}", *how]
         return Decision(placed, notes=tuple(notes), side_calls=() if reuse else made)
+
+    def _again(self, what: str, make: Callable[[], Any], *key: object) -> Any:
+        """What ``make()`` gave the last time ``what`` was asked with the same ``key``, else ``make()``: an unchanged
+        summary is cut to its cap and counted once, not at every call."""
+        hit = self.memo.get(what)
+        if hit is None or hit[0] != key:
+            hit = self.memo[what] = (key, make())
+        return hit[1]
 
     def _summarise(self, history: Conversation, dropped: list[Message], cap: int, prefix: Context | None,
                    profile: ModelProfile, meter: MessageMeter) -> Summarised:
