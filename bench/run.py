@@ -22,6 +22,8 @@ sys.path.insert(0, str(HERE))
 
 import context_vs_langchain  # noqa: E402
 import estimator_table  # noqa: E402
+import growth  # noqa: E402
+import large_file  # noqa: E402
 import replay_speed  # noqa: E402
 import widget_latency  # noqa: E402
 from timing import Section, machine  # noqa: E402
@@ -29,8 +31,10 @@ from timing import Section, machine  # noqa: E402
 BENCHMARKS = {  # name -> module with run(quick) -> Section, in RESULTS.md order
     "context_vs_langchain": context_vs_langchain,
     "replay_speed": replay_speed,
+    "growth": growth,
     "widget_latency": widget_latency,
     "estimator_table": estimator_table,
+    "large_file": large_file,
 }
 RESULTS = HERE / "RESULTS.md"
 
