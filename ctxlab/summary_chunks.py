@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from typing import Sequence
 
+from ctxlab.base.sequences import shared_prefix
 from ctxlab.context import Context
 from ctxlab.messages import Conversation, Message, TextPart
 from ctxlab.pruning import prune_text
@@ -122,19 +123,6 @@ class ChunkRun:
     cum: list[int] = field(default_factory=lambda: [0])
     chunks: list[Chunk] = field(default_factory=list)
     numbered: list[SideCall] = field(default_factory=list)
-
-
-def shared_prefix(a: Sequence[object], b: Sequence[object]) -> int:
-    """How many first items ``a`` and ``b`` share (compared in C, identity first, then bisected).
-    ``shared_prefix([1, 2, 3], [1, 2, 4])`` → 2. Chapter 06."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid)
-    return lo
 
 
 def summarise_in_chunks(history: Conversation, dropped: Sequence[Message], summarizer: Summarizer, cap: int,

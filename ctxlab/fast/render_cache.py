@@ -23,8 +23,9 @@ checks the blocks equal the plain ones. Chapter 04 teaches rendering; this modul
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Callable
 
+from ctxlab.base.sequences import shared_prefix
 from ctxlab.context import Context
 from ctxlab.messages import Message
 from ctxlab.render import Block, RenderedRequest, default_breakpoints, digest, head_pieces, render_message
@@ -58,22 +59,6 @@ class Rendered:
     message_ids: list[str | None]
     marks: set[int]
     user_ids: set[str]  # ids of the user and tool messages (default_breakpoints asks)
-
-
-def shared_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
-    """How many first items ``a`` and ``b`` share: tuple comparisons in C (identity first), bisected.
-    ``shared_prefix((1, 2, 3), (1, 2, 4))`` → 2. Bonus reading after chapter 08."""
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
 
 
 class RenderCache:
