@@ -24,6 +24,8 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Literal, Union
 
+from ctxlab.base.once import once, spare_slots
+
 Role = Literal["user", "assistant", "tool"]
 
 
@@ -100,8 +102,7 @@ class Usage:
     ``uncached_input_tokens`` + ``cache_read_tokens`` + ``cache_write_tokens`` is the whole prompt. Anthropic's
     ``input_tokens`` is the uncached part only; OpenAI's ``prompt_tokens`` is the whole prompt with ``cached_tokens``
     inside it — readers convert to these fields, ``raw`` keeps the original. ``cost_usd``: the cost the transcript
-    itself recorded per bucket (pi does), else ``None``.
-    """
+    itself recorded per bucket (pi does), else ``None``."""
 
     uncached_input_tokens: int = 0
     cache_read_tokens: int = 0
@@ -117,8 +118,8 @@ class Usage:
         return self.uncached_input_tokens + self.cache_read_tokens + self.cache_write_tokens
 
 
-@dataclass(frozen=True)
-class Message:
+@dataclass(frozen=True, slots=True)  # slots: no __dict__ per message (85,000 of them in a 200 MB file)
+class Message(spare_slots("_tool_calls", "_call_ids")):  # two values found once: ctxlab/base/once.py
     """One message of a session. Chapter 02.
 
     ``tool_call_id`` / ``tool_name`` / ``is_error`` are set on ``role="tool"`` only. ``origin`` says where a
@@ -150,11 +151,11 @@ class Message:
         """The text parts joined by newlines (thinking and tool calls left out)."""
         return "\n".join(p.text for p in self.parts if isinstance(p, TextPart))
 
-    @cached_property  # a message never changes: found once (a replay asks millions of times); not a field, so
-    def tool_calls(self) -> tuple[ToolCallPart, ...]:  # ==, hash, repr and replace() ignore it. The calls, in order
+    @once  # the tool-call parts, in order; found once per message (a replay asks millions of times)
+    def tool_calls(self) -> tuple[ToolCallPart, ...]:
         return tuple(p for p in self.parts if isinstance(p, ToolCallPart))
 
-    @cached_property
+    @once
     def call_ids(self) -> tuple[str, ...]:
         """Ids of the tool calls this message makes (assistant) or answers (tool); found once per message."""
         if self.role == "tool":
@@ -168,8 +169,7 @@ class Message:
 
     def where(self) -> str:
         """A short label for error messages: ``message 'm12' (pi.jsonl:40)``."""
-        at = f" ({self.source})" if self.source else ""
-        return f"{self.role} message {self.id!r}{at}"
+        return f"{self.role} message {self.id!r}" + (f" ({self.source})" if self.source else "")
 
 
 def parse_time(stamp: str | None) -> float | None:

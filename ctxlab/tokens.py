@@ -143,7 +143,8 @@ class MessageMeter:
     def __init__(self, profile: ModelProfile, counter: TokenCounter | None = None) -> None:
         self.profile = profile
         self.counter = counter or counter_for(profile)
-        self._cache: dict[tuple[int, bool], tuple[Message, int]] = {}  # (id(msg), thinking) -> (msg, tokens)
+        # id(msg) -> [msg, tokens with thinking, tokens without] (None: not counted yet): one entry a message
+        self._cache: dict[int, list[Any]] = {}
         self._words: dict[str, int] = {}  # role or participant name -> tokens (a few short strings, counted once)
         self._heads: dict[tuple[str, int], tuple[Any, int]] = {}  # ("tools" | "system", id(seq)) -> (seq, tokens)
 
@@ -152,13 +153,14 @@ class MessageMeter:
 
     def message(self, msg: Message, include_thinking: bool = True) -> int:
         """Tokens of one message: overhead + role + parts (+ name). Thinking only if asked."""
-        key = (id(msg), include_thinking)
-        hit = self._cache.get(key)
-        if hit is not None and hit[0] is msg:  # the stored message keeps its id from being reused
-            return hit[1]
-        n = self.overhead(msg) + sum(self.part(p) for p in msg.parts
-                                     if include_thinking or not isinstance(p, ThinkingPart))
-        self._cache[key] = (msg, n)
+        slot = 1 if include_thinking else 2
+        hit = self._cache.get(id(msg))
+        if hit is None or hit[0] is not msg:  # the stored message keeps its id from being reused
+            hit = self._cache[id(msg)] = [msg, None, None]
+        elif hit[slot] is not None:
+            return hit[slot]
+        n = hit[slot] = self.overhead(msg) + sum(self.part(p) for p in msg.parts
+                                                 if include_thinking or not isinstance(p, ThinkingPart))
         return n
 
     def overhead(self, msg: Message) -> int:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 import ctxlab
-from conftest import skip_unless_a_reader_recognises
 from ctxlab.cli import main as cli
 
 JSON_KEYS = {"format", "conversations", "messages", "interactions", "orphans", "tokens"}
@@ -204,19 +203,8 @@ def test_doctor_in_python() -> None:
 
 # ---- the shared transcripts (beside the repository; skipped when absent) ----
 
-@pytest.mark.shared
-def test_inspect_every_shared_transcript(shared_transcripts: Path, shared_transcript: str, capsys) -> None:
-    """Parametrized by conftest over every transcript file under the shared folder. A file no reader
-    recognises yet is skipped, naming issue 11; a file a reader claims must be read."""
-    path = shared_transcripts / shared_transcript
-    if not path.is_file():
-        pytest.skip(f"no transcript files under {shared_transcripts}")
-    skip_unless_a_reader_recognises(path)
-    code, out, err = run_cli(capsys, "inspect", str(path), "--json")
-    assert code == 0, err
-    rep = json.loads(out)
-    assert JSON_KEYS <= rep.keys() and rep["messages"] > 0 and rep["tokens"]["o200k_base"] > 0
-
+# `inspect --json` on every shared transcript (exit 0, these keys, messages and tokens counted) is
+# test_reader_contract.py's test_inspect_reads_it, which runs it once per file for every reader.
 
 @pytest.mark.shared
 def test_inspect_names_the_pi_sessions_unanswered_calls(shared_transcripts: Path, capsys) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from helpers import kinds
-from conftest import shared_transcript_files, skip_unless_a_reader_recognises
 from ctxlab.io import formats
 from ctxlab.base.errors import TranscriptError
 from ctxlab.io.formats import claude_code, openai_chat, pi_messages
@@ -323,15 +322,8 @@ def test_swe_agent_command_docs_multiline_docstring():
 shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"shared transcripts not found at {SHARED}")
 
 
-@pytest.mark.shared
-@shared
-@pytest.mark.parametrize("path", shared_transcript_files(), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_every_shared_file_loads_or_says_why(path):
-    skip_unless_a_reader_recognises(path)  # a file no reader knows yet is skipped (issue 11); any other error fails
-    transcript = formats.load(path)
-    assert transcript.conversations and all(c.messages for c in transcript.conversations)
-    assert transcript.notes == ()  # nothing skipped in strict mode
-
+# Every shared file reads strictly with messages in every conversation and no note: test_reader_contract.py's
+# test_detected_as_a_registered_reader_and_read_strictly (a file no reader knows yet is skipped there, naming issue 11).
 
 @pytest.mark.shared
 @shared

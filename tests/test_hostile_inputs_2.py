@@ -56,19 +56,44 @@ def replays_every_strategy(capsys: pytest.CaptureFixture[str], path: Path) -> No
         json.loads(out.encode("utf-8"))  # encodable: no surrogate reached the output
 
 
-def cli_subprocess(*argv: str, stdin: Any = subprocess.DEVNULL) -> tuple[int, str, str]:
-    """The CLI in a child process, so that a hang fails the test (timeout) instead of stopping the suite."""
-    done = subprocess.run([sys.executable, "-m", "ctxlab", *argv], capture_output=True, text=True, timeout=60,
-                          stdin=stdin, encoding="utf-8")
-    return done.returncode, done.stdout, done.stderr
+# The child of cli_subprocess: ``python -m ctxlab ARGV`` is ``sys.exit(main(ARGV))``; this runs ``main`` once per
+# argv and prints a JSON list of [exit code, stdout, stderr]. An exception main lets out is its traceback on stderr.
+CLI_CHILD = """
+import contextlib, io, json, sys, traceback
+from ctxlab.cli.main import main
+done = []
+for argv in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as exit:
+            code = exit.code
+        except BaseException:
+            traceback.print_exc()
+            code = None
+    done.append([code, out.getvalue(), err.getvalue()])
+sys.stdout.write(json.dumps(done))
+"""
 
 
-def refused_in_one_line(path: Path, *says: str, stdin: Any = subprocess.DEVNULL) -> None:
-    for command in ("inspect", "replay"):
-        code, out, err = cli_subprocess(command, str(path), stdin=stdin)
-        assert code == 2 and out == "" and err.count("\n") == 1, (code, out, err)
-        assert err.startswith(f"ctxlab {command}: error: {path.name}: is ") and "Traceback" not in err, err
-        assert all(phrase in err for phrase in says), err
+def cli_subprocess(*argvs: list[str], stdin: Any = subprocess.DEVNULL) -> list[tuple[int, str, str]]:
+    """The CLI's ``main(argv)`` for each argv, in one child process, so that a hang fails the test (timeout)
+    instead of stopping the suite; one interpreter start serves every command of a test."""
+    done = subprocess.run([sys.executable, "-c", CLI_CHILD, json.dumps(argvs)], capture_output=True, text=True,
+                          timeout=60, stdin=stdin, encoding="utf-8")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return [tuple(r) for r in json.loads(done.stdout)]
+
+
+def refused_in_one_line(cases: dict[Path, tuple[str, ...]], stdin: Any = subprocess.DEVNULL) -> None:
+    """``ctxlab inspect PATH`` and ``ctxlab replay PATH`` exit 2 with one line on stderr saying each phrase."""
+    argvs = [[command, str(path)] for path in cases for command in ("inspect", "replay")]
+    for (command, path), (code, out, err) in zip(argvs, cli_subprocess(*argvs, stdin=stdin), strict=True):
+        assert code == 2 and out == "" and err.count("\n") == 1, (command, path, code, out, err)
+        name = Path(path).name
+        assert err.startswith(f"ctxlab {command}: error: {name}: is ") and "Traceback" not in err, err
+        assert all(phrase in err for phrase in cases[Path(path)]), err
 
 
 # ---- 1. lone surrogates --------------------------------------------------------------------------
@@ -222,7 +247,10 @@ def test_a_line_of_nul_bytes_is_a_damaged_line(tmp_path: Path, capsys: pytest.Ca
 def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
     fifo = tmp_path / "run.jsonl"
     os.mkfifo(fifo)
-    refused_in_one_line(fifo, "is a FIFO (a named pipe), not a transcript file", "save the transcript to a file")
+    cases = {fifo: ("is a FIFO (a named pipe), not a transcript file", "save the transcript to a file")}
+    if Path("/dev/stdin").exists():  # /dev/stdin is a pipe when the input is piped
+        cases[Path("/dev/stdin")] = ("is a FIFO",)
+    refused_in_one_line(cases, stdin=subprocess.PIPE)
 
     def unblock() -> None:  # if an open blocked after all, give it a writer so the test fails, not hangs
         try:
@@ -240,14 +268,11 @@ def test_a_fifo_is_refused_before_it_is_opened(tmp_path: Path) -> None:
             Session.open(fifo)
     finally:
         watchdog.cancel()
-    # /dev/stdin is a pipe when the input is piped
-    if Path("/dev/stdin").exists():
-        refused_in_one_line(Path("/dev/stdin"), "is a FIFO", stdin=subprocess.PIPE)
 
 
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="no /dev/zero here")
 def test_dev_zero_is_refused_as_a_device(tmp_path: Path) -> None:
-    refused_in_one_line(Path("/dev/zero"), "zero: is a character device, not a transcript file: /dev/zero")
+    refused_in_one_line({Path("/dev/zero"): ("zero: is a character device, not a transcript file: /dev/zero",)})
     for fmt in (None, "pi"):  # format given: no detection first, the reader itself must not read forever
         with pytest.raises(TranscriptError, match=r"^zero: is a character device"):
             load("/dev/zero", format=fmt)
@@ -264,7 +289,7 @@ def test_a_socket_is_refused(tmp_path: Path) -> None:
     except OSError as err:  # a path too long for AF_UNIX
         pytest.skip(f"cannot bind a unix socket here: {err}")
     try:
-        refused_in_one_line(path, "is a socket, not a transcript file")
+        refused_in_one_line({path: ("is a socket, not a transcript file",)})
         with pytest.raises(TranscriptError, match=r"^s\.sock: is a socket"):
             load(path, format="pi")
     finally:

@@ -145,8 +145,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             ledger = result.ledger
             said += [(conv.id, n) for n in result.notes]
             failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
+            del result  # its records hold every request rendered: only the ledger and the violations are printed
         all_rows += ledger.rows
-        out["rows"] += _rows(ledger, conv.id)
+        if args.json:  # a dict per row: built only when it is printed
+            out["rows"] += _rows(ledger, conv.id)
         texts.append(f"== {shown(conv.id)} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
     out["notes"] = [f"{cid}: {n}" for cid, n in said]
     if skipped:

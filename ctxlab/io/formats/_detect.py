@@ -26,7 +26,8 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
 
 from ctxlab.io.codec import loads
 from ctxlab.base.errors import TranscriptError, UnknownFormatError
@@ -101,8 +102,8 @@ def _refuse(path: Path, mode: int) -> None:
     raise TranscriptError(path.name, None, f"is {what}, not a transcript file: {path}.", hint=hint)
 
 
-def read_regular(path: Path, limit: int = -1) -> bytes:
-    """The first ``limit`` bytes of a regular file (all with -1). A path that is not one raises a
+def open_regular(path: Path) -> BinaryIO:
+    """A regular file opened for reading bytes. A path that is not one raises a
     :class:`~ctxlab.base.errors.TranscriptError` of one line — ``fifo: is a FIFO (a named pipe), not a
     transcript file`` — decided by ``os.stat`` before it is opened (opening a FIFO blocks until a
     writer comes; ``/dev/zero`` never ends), and checked again on the open file (``O_NONBLOCK``, so
@@ -112,10 +113,36 @@ def read_regular(path: Path, limit: int = -1) -> bytes:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as err:
         raise _unreadable(path, err) from None
-    with os.fdopen(fd, "rb") as f:
+    f = os.fdopen(fd, "rb")
+    try:
         _refuse(path, os.fstat(fd).st_mode)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def read_regular(path: Path, limit: int = -1) -> bytes:
+    """The first ``limit`` bytes of a regular file (all with -1), refused as :func:`open_regular` refuses."""
+    with open_regular(path) as f:
         try:
             return f.read(limit)
+        except OSError as err:
+            raise _unreadable(path, err) from None
+
+
+def regular_lines(path: Path) -> Iterator[bytes]:
+    """The lines of a regular file as bytes, each with its ``\\n`` (split on ``\\n`` only, as
+    ``bytes.split(b"\\n")`` splits), read a buffer at a time so a 200 MB file is never held whole; a
+    UTF-8 byte-order mark at the start is dropped. Refused and named as :func:`open_regular` does;
+    the file is closed when the iteration ends or is abandoned."""
+    with open_regular(path) as f:
+        try:
+            first = True
+            for line in f:
+                if first:
+                    line, first = (line[3:] if line.startswith(b"\xef\xbb\xbf") else line), False
+                yield line
         except OSError as err:
             raise _unreadable(path, err) from None
 

@@ -32,15 +32,17 @@ pi's ``COMPACTION_SUMMARY_PREFIX`` (ctxlab's compacted view adds its own). Plumb
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import replace
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 from pydantic import BaseModel
 
 from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import Conversation, Entry, Item, Message, SourceRef, TextPart, Transcript
-from ctxlab.io.formats import LeftOut, bad, check, head_objects, iter_jsonl, skip_note
+from ctxlab.io.formats import LeftOut, bad, check, head_objects, interned, iter_jsonl, skip_note
 from ctxlab.io.formats.pi_messages import (BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, ContentPayload, SummaryLine,
                                           content_parts, to_message)
 
@@ -149,84 +151,149 @@ def _branch(rows: list[_Row], *, file: str, strict: bool, skipped: list[str], no
     return path
 
 
-def read(path: Path, *, strict: bool = True) -> Transcript:
-    """Read a pi session file (v1 linear, v2/v3 tree) into one Conversation (see the module docstring)."""
-    file, skipped, notes = path.name, [], []
-    rows = list(iter_jsonl(path, strict=strict, notes=skipped))
-    header = next((check(_Header, o, file=file, line=n) for n, _, o in rows[:1] if o.get("type") == "session"), _Header())
-    rows = [r for r in rows if r[2].get("type") != "session"]
-    conv_id = header.id or path.stem
-    tree = (header.version or 1) >= 2 or any("parentId" in o for _, _, o in rows[:5])
-    if tree:
-        rows = _branch(rows, file=file, strict=strict, skipped=skipped, notes=notes)
-    model, provider = header.modelId, header.provider
-    items: list[Item] = []
-    kept: list[tuple[int, str]] = []  # (entry index or path position, message id), in order
-    position: dict[str, int] = {}  # entry id -> path position (tree layout)
-    left_out = LeftOut()  # entries never sent, by kind, with the first line of each
-    for pos, (line, index, obj) in enumerate(rows):
+class _Branched(Exception):
+    """A tree-layout file read on the fly turned out not to be one chain (or to hold a bad entry): read it whole."""
+
+
+class _Entries:
+    """What :func:`read` has made of the entries so far, in path order: the items, and the state an entry
+    depends on (the model in use, the messages kept, where each entry id sits on the path)."""
+
+    def __init__(self, file: str, conv_id: str, tree: bool, model: str | None, provider: str | None) -> None:
+        self.file, self.conv_id, self.tree, self.model, self.provider = file, conv_id, tree, model, provider
+        self.items: list[Item] = []
+        self.kept_keys: list[int] = []  # entry index or path position of each message kept, in order
+        self.kept_ids: list[str] = []  # and its id
+        self.position: dict[str, int] = {}  # entry id -> path position (tree layout only)
+        self.left_out = LeftOut()  # entries never sent, by kind, with the first line of each
+        self.notes: list[str] = []
+
+    def add(self, pos: int, line: int, index: int, obj: dict[str, Any]) -> None:
+        """Turn one entry into an item (or count it as left out); raises TranscriptError for a bad one."""
+        file, tree, notes = self.file, self.tree, self.notes
         kind, key = obj.get("type"), (pos if tree else index)
+        if not isinstance(kind, str):
+            raise bad(file, line, f"every pi entry names its type (a string), got {kind!r}", field="type")
+        if kind not in _KINDS and isinstance(obj.get("message"), dict):  # a message under a type pi never wrote
+            raise bad(file, line, f"unknown entry type {kind!r} on an entry that holds a message "
+                                  f"(pi writes {', '.join(sorted(_KINDS))})", field="type")
+        base = check(_Line, obj, file=file, line=line)
+        item_id = base.id if tree and base.id else f"{self.conv_id}:{index}"
+        if tree:
+            self.position[item_id] = key
+        src = SourceRef(file, line)
+        meta: dict[str, Any] = dict(id=item_id, timestamp=base.timestamp, source=src)
+        model, provider = self.model, self.provider
+        item: Item
+        if kind == "message":
+            entry = check(_MessageLine, obj, file=file, line=line)
+            item = to_message(entry.message, meta, file=file, line=line, model=model, provider=provider, notes=notes)
+        elif kind == "model_change":
+            change = check(_ModelChange, obj, file=file, line=line)
+            self.model, self.provider = model, provider = interned(change.modelId), interned(change.provider) or provider
+            item = Entry("model_change", item_id, {"provider": provider, "model": model}, base.timestamp, source=src)
+        elif kind == "thinking_level_change":
+            level = check(_ThinkingChange, obj, file=file, line=line).thinkingLevel
+            item = Entry("thinking_level_change", item_id, {"level": interned(level)}, base.timestamp, source=src)
+        elif kind == "compaction":
+            comp = check(_Compaction, obj, file=file, line=line)
+            target = self.position.get(comp.firstKeptEntryId) if tree else comp.firstKeptEntryIndex
+            at = bisect.bisect_left(self.kept_keys, target) if target is not None else len(self.kept_keys)
+            first_kept = self.kept_ids[at] if at < len(self.kept_ids) else None
+            if first_kept is None:
+                notes.append(f"line {line}: compaction keeps no earlier message (first kept entry "
+                             f"{comp.firstKeptEntryId or comp.firstKeptEntryIndex!r} not found before it)")
+            data = {"summary": comp.summary, "first_kept_id": first_kept, "tokens_before": comp.tokensBefore,
+                    "origin": "recorded"}
+            if comp.details is not None:
+                data["details"] = comp.details  # pi's own bookkeeping (files read and changed), never sent
+            if comp.fromHook:
+                notes.append(f"line {line}: compaction made by an extension (fromHook)")
+            item = Entry("compaction", item_id, data, base.timestamp, source=src)
+        elif kind == "branch_summary":
+            summary = check(SummaryLine, obj, file=file, line=line).summary
+            if not summary:  # buildSessionContext sends a branch summary only when it has text
+                self.left_out["branch_summary (empty)"] += 1
+                return
+            item = Message(role="user", parts=(TextPart(BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX),),
+                           origin="compact_summary", model=model, provider=provider, **meta)
+        elif kind == "custom_message":
+            content = check(ContentPayload, obj, file=file, line=line).content
+            item = Message(role="user", parts=tuple(content_parts(content, file=file, line=line, at="content", notes=notes)),
+                           origin="system", model=model, provider=provider, **meta)
+        elif kind == "session_info":
+            item = Entry("title", item_id, {"title": check(_SessionInfo, obj, file=file, line=line).name},
+                         base.timestamp, source=src)
+        else:
+            self.left_out.add(str(kind), line)
+            return
+        self.items.append(item)
+        if isinstance(item, Message):
+            self.kept_keys.append(key)
+            self.kept_ids.append(item.id)
+
+
+def read(path: Path, *, strict: bool = True) -> Transcript:
+    """Read a pi session file (v1 linear, v2/v3 tree) into one Conversation (see the module docstring).
+
+    Memory: the file is read a line at a time, and each entry becomes its item as it is read — a linear
+    file, and a tree file whose every entry hangs under the one before it (a session that never
+    branched), hold their items only, never every parsed line (a 200 MB file: about 1.5x its size, not
+    4x). A tree file that branches, or holds a bad entry, is read again whole: its branch is known
+    only at its last entry. Either way the result, the notes and the first error raised are the same.
+    """
+    try:
+        return _read(path, strict=strict, on_the_fly=True)
+    except _Branched:
+        pass  # read again outside the except clause: what the first pass made is freed first
+    return _read(path, strict=strict, on_the_fly=False)
+
+
+def _read(path: Path, *, strict: bool, on_the_fly: bool) -> Transcript:
+    file, parsed, skipped = path.name, [], []  # parsed: iter_jsonl's notes; skipped: entries this reader refused
+    lines = iter_jsonl(path, strict=strict, notes=parsed)
+    first = next(lines, None)
+    header, waiting = _Header(), [first] if first is not None else []
+    if first is not None and first[2].get("type") == "session":
+        waiting = []
         try:
-            if not isinstance(kind, str):
-                raise bad(file, line, f"every pi entry names its type (a string), got {kind!r}", field="type")
-            if kind not in _KINDS and isinstance(obj.get("message"), dict):  # a message under a type pi never wrote
-                raise bad(file, line, f"unknown entry type {kind!r} on an entry that holds a message "
-                                      f"(pi writes {', '.join(sorted(_KINDS))})", field="type")
-            base = check(_Line, obj, file=file, line=line)
-            item_id = base.id if tree and base.id else f"{conv_id}:{index}"
-            position[item_id] = key
-            src = SourceRef(file, line)
-            meta: dict[str, Any] = dict(id=item_id, timestamp=base.timestamp, source=src)
-            if kind == "message":
-                entry = check(_MessageLine, obj, file=file, line=line)
-                item = to_message(entry.message, meta, file=file, line=line, model=model, provider=provider, notes=notes)
-            elif kind == "model_change":
-                change = check(_ModelChange, obj, file=file, line=line)
-                model, provider = change.modelId, change.provider or provider
-                item = Entry("model_change", item_id, {"provider": provider, "model": model}, base.timestamp, source=src)
-            elif kind == "thinking_level_change":
-                level = check(_ThinkingChange, obj, file=file, line=line).thinkingLevel
-                item = Entry("thinking_level_change", item_id, {"level": level}, base.timestamp, source=src)
-            elif kind == "compaction":
-                comp = check(_Compaction, obj, file=file, line=line)
-                target = position.get(comp.firstKeptEntryId) if tree else comp.firstKeptEntryIndex
-                at = bisect.bisect_left([k for k, _ in kept], target) if target is not None else len(kept)
-                first_kept = kept[at][1] if at < len(kept) else None
-                if first_kept is None:
-                    notes.append(f"line {line}: compaction keeps no earlier message (first kept entry "
-                                 f"{comp.firstKeptEntryId or comp.firstKeptEntryIndex!r} not found before it)")
-                data = {"summary": comp.summary, "first_kept_id": first_kept, "tokens_before": comp.tokensBefore,
-                        "origin": "recorded"}
-                if comp.details is not None:
-                    data["details"] = comp.details  # pi's own bookkeeping (files read and changed), never sent
-                if comp.fromHook:
-                    notes.append(f"line {line}: compaction made by an extension (fromHook)")
-                item = Entry("compaction", item_id, data, base.timestamp, source=src)
-            elif kind == "branch_summary":
-                summary = check(SummaryLine, obj, file=file, line=line).summary
-                if not summary:  # buildSessionContext sends a branch summary only when it has text
-                    left_out["branch_summary (empty)"] += 1
-                    continue
-                item = Message(role="user", parts=(TextPart(BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX),),
-                               origin="compact_summary", model=model, provider=provider, **meta)
-            elif kind == "custom_message":
-                content = check(ContentPayload, obj, file=file, line=line).content
-                item = Message(role="user", parts=tuple(content_parts(content, file=file, line=line, at="content", notes=notes)),
-                               origin="system", model=model, provider=provider, **meta)
-            elif kind == "session_info":
-                item = Entry("title", item_id, {"title": check(_SessionInfo, obj, file=file, line=line).name},
-                             base.timestamp, source=src)
-            else:
-                left_out.add(str(kind), line)
-                continue
+            header = check(_Header, first[2], file=file, line=first[0])
+        except TranscriptError:
+            for _ in lines:  # every line is parsed first, as a damaged line later in the file is named first
+                pass
+            raise
+    body = (row for row in itertools.chain(waiting, lines) if row[2].get("type") != "session")
+    ahead = list(itertools.islice(body, 5))
+    conv_id = header.id or path.stem
+    tree = (header.version or 1) >= 2 or any("parentId" in o for _, _, o in ahead)
+    rows: Iterable[_Row] = itertools.chain(ahead, body)
+    notes: list[str] = []
+    if not on_the_fly:
+        rows = list(rows)
+        if tree:
+            rows = _branch(rows, file=file, strict=strict, skipped=skipped, notes=notes)
+    entries = _Entries(file, conv_id, tree, header.modelId, header.provider)
+    ids: set[str] = set()  # on the fly, tree layout: the ids so far (each entry's parent is the one before it)
+    previous: str | None = None
+    for pos, (line, index, obj) in enumerate(rows):
+        if on_the_fly and tree:
+            entry_id = obj.get("id")
+            if not isinstance(entry_id, str) or not entry_id or entry_id in ids or obj.get("parentId") != previous:
+                raise _Branched  # not one chain (or a bad id): only the whole file says which branch is read
+            ids.add(entry_id)
+            previous = entry_id
+        try:
+            entries.add(pos, line, index, obj)
         except TranscriptError as err:
+            if strict and on_the_fly and tree:
+                raise _Branched from None  # the entry may sit on a branch that is not read
             if strict:
+                for _ in rows:  # a line that is not JSON, later in the file, is named first
+                    pass
                 raise
             skipped.append(skip_note(err))
-            continue
-        items.append(item)
-        if isinstance(item, Message):
-            kept.append((key, item.id))
+    items, notes, left_out = entries.items, notes + entries.notes, entries.left_out
+    skipped = parsed + skipped
     seen: set[str] = set()  # a pi message entry is one call: a responseId used again identifies nothing
     repeated: list[str] = []
     for k, m in enumerate(items):

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ctxlab.messages import ImagePart, Message, Part, TextPart, ThinkingPart, ToolCallPart, Usage, canonical_arguments
-from ctxlab.io.formats import TokenCount, bad, check, unknown_block_text
+from ctxlab.io.formats import TokenCount, bad, check, interned, interned_keys, unknown_block_text
 
 # the text pi wraps around summaries it sends (packages/coding-agent/src/core/messages.ts)
 BRANCH_SUMMARY_PREFIX = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
@@ -118,13 +118,13 @@ def content_parts(content: str | list[Any], *, file: str, line: int, at: str, no
             parts.append(TextPart(check(_Text, block, file=file, line=line, at=where).text))
         elif kind == "image":
             img = check(_Image, block, file=file, line=line, at=where)
-            parts.append(ImagePart(media_type=img.mimeType, data_chars=len(img.data)))
+            parts.append(ImagePart(media_type=interned(img.mimeType), data_chars=len(img.data)))
         elif kind == "thinking":
             th = check(_Thinking, block, file=file, line=line, at=where)
             parts.append(ThinkingPart(th.thinking, th.thinkingSignature, th.redacted))
         elif kind == "toolCall":
             call = check(_ToolCall, block, file=file, line=line, at=where)
-            parts.append(ToolCallPart(call.id, call.name, canonical_arguments(call.arguments or {})))
+            parts.append(ToolCallPart(call.id, interned(call.name), canonical_arguments(call.arguments or {})))
         else:
             parts.append(TextPart(unknown_block_text(block)))
             notes.append(f"line {line}: content block of type {kind!r} kept as its JSON text")
@@ -159,7 +159,7 @@ def _usage(u: _Usage, raw: dict[str, Any]) -> Usage:
                                          "cache_write": u.cost.cacheWrite, "output": u.cost.output,
                                          "total": u.cost.total}
     return Usage(uncached_input_tokens=u.input, cache_read_tokens=u.cacheRead, cache_write_tokens=u.cacheWrite,
-                 output_tokens=u.output, cost_usd=cost, raw=raw)
+                 output_tokens=u.output, cost_usd=cost, raw=interned_keys(raw))  # the keys once, not once a line
 
 
 def to_message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: int, model: str | None,
@@ -178,13 +178,14 @@ def to_message(raw: dict[str, Any], meta: dict[str, Any], *, file: str, line: in
         return Message(role="user", parts=parts(check(ContentPayload, raw, file=file, line=line, at="message").content), **meta)
     if role == "assistant":
         a = check(_Assistant, raw, file=file, line=line, at="message")
-        meta.update(model=a.model or model, provider=a.provider or provider)
-        return Message(role="assistant", parts=parts(a.content), stop_reason=_STOP.get(a.stopReason or "", a.stopReason),
+        meta.update(model=interned(a.model) or model, provider=interned(a.provider) or provider)
+        return Message(role="assistant", parts=parts(a.content),
+                       stop_reason=_STOP.get(a.stopReason or "", interned(a.stopReason)),
                        usage=_usage(a.usage, raw["usage"]) if a.usage is not None else None,
                        response_id=a.responseId, **meta)
     if role == "toolResult":
         t = check(_ToolResult, raw, file=file, line=line, at="message")
-        return Message(role="tool", parts=parts(t.content), tool_call_id=t.toolCallId, tool_name=t.toolName,
+        return Message(role="tool", parts=parts(t.content), tool_call_id=t.toolCallId, tool_name=interned(t.toolName),
                        is_error=t.isError, **meta)
     if role == "bashExecution":
         b = check(_Bash, raw, file=file, line=line, at="message")
