@@ -49,7 +49,8 @@ DEFAULT_PORT = 8888
 EXTRAS = {"lab": {"lab"}, "test": {"lab", "test"}, "browser": {"lab", "test", "browser"}}  # extra -> what installing it provides
 
 # What pytest runs besides pyproject's addopts (which hold the network guard): every notebook with
-# plain --nbval in this venv's kernel, two workers, one file per worker (nbval needs loadfile).
+# plain --nbval in this venv's kernel, two workers, one file per worker (nbval needs loadfile), the files in the order
+# tests/conftest.py gives them (the long chapter runs first, so neither worker is left alone at the end).
 PYTEST_ARGS = ["--nbval", "--nbval-current-env", "-n", "2", "--dist", "loadfile", "-rs"]  # -rs: say why tests skip
 
 # JupyterLab settings that keep it from asking a website for news or updates (offline workshops).
@@ -368,10 +369,27 @@ def test_environment(tmp: Path) -> dict[str, str]:
     env["JUPYTER_PLATFORM_DIRS"] = "1"  # silence jupyter_core's deprecation notice about the old dirs
     env.pop("PLOTLY_RENDERER", None)  # notebooks choose their renderer themselves
     env.pop("PYTEST_ADDOPTS", None)  # the command below is the whole configuration
+    keep_bytecode(env)
     startup = tmp / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
     (startup / "00-ctxlab-no-network.py").write_text(KERNEL_NETWORK_GUARD, encoding="utf-8")
     return env
+
+
+# Where a test run keeps its bytecode when the environment forbids writing it beside the sources (below).
+PYCACHE = VENV / "pycache"
+
+
+def keep_bytecode(env: dict[str, str]) -> None:
+    """``PYTHONDONTWRITEBYTECODE`` set (to keep ``__pycache__`` out of the source tree): the test run's
+    bytecode goes to ``.venv/pycache`` instead (``PYTHONPYCACHEPREFIX``), kept from one run to the next and
+    removed with the venv. Without it every worker and every notebook kernel compiles every module again,
+    and pytest rewrites the asserts of every test module again: measured 16 s of collection per run instead
+    of 2.5 s. Python reads only the prefix once it is set, so the first such run compiles the venv's
+    packages there (a one-off). Nothing changes when bytecode may be written or a prefix is already chosen."""
+    if env.get("PYTHONDONTWRITEBYTECODE") and not env.get("PYTHONPYCACHEPREFIX"):
+        del env["PYTHONDONTWRITEBYTECODE"]
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
 
 
 def pytest_command(python: Path | str, extra_args: list[str]) -> list[str]:

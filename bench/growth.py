@@ -1,6 +1,7 @@
 """Growth: how replay time grows with the session, for every strategy, at two windows.
 
-    python bench/growth.py [--quick] [--repeat N]   (--quick: 250 -> 1,000 calls; --repeat: runs per size, median)
+    python bench/growth.py [--quick] [--repeat N] [--only NAME,...]
+    (--quick: 250 -> 1,000 calls; --repeat: runs per size, median; --only: these strategies)
 
 The sessions: pi-mono's ``before-compaction.jsonl`` (484 model calls) tiled to 250, 500, 1,000, 2,000 and
 4,000 calls (``sessions.tiled_calls``: each copy with its own ids, ten minutes after the one before it). Each
@@ -14,7 +15,11 @@ strategy is replayed with ``speedup=FAST`` at two windows:
 The figure is the CPU time of one whole replay (``time.process_time``; the median of ``--repeat`` runs, the
 spread their range). The growth exponent is the least-squares slope of log(time) on log(calls): 1.0 is a
 replay whose time per call does not grow with the session. The encoders and price tables are loaded by a small
-replay first, outside every timing.
+replay first, outside every timing. The "per ledger row" exponent is the slope of log(time) on log(ledger rows):
+the same as the per-call one for a strategy with one row per call; it differs for ``budgeted+summary``, whose
+side calls make ~calls² rows by construction (every chunk of the dropped messages is sent again at each call that
+truncates), so for it the per-row figure is the one that says whether its replay does more work per row as the
+session grows.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def session_size(conv) -> int:
     return max(r.context_tokens for r in replay(conv, "full", speedup=FAST).records)
 
 
-def run(quick: bool = False, repeat: int | None = None) -> Section:
+def run(quick: bool = False, repeat: int | None = None, only: tuple[str, ...] = ()) -> Section:
     sizes = QUICK_SIZES if quick else SIZES
     repeat = repeat or (1 if quick else 1)
     section = Section("Growth: replay time against session length, every strategy",
@@ -58,24 +63,36 @@ def run(quick: bool = False, repeat: int | None = None) -> Section:
     replay(tiled_calls(conv, 20), "full", speedup=FAST)  # load the encoders and price tables, outside the timings
     small = session_size(conv) // 10
     sessions = {n: tiled_calls(conv, n) for n in sizes}
-    section.columns = ["strategy", "window", *(f"{n:,} calls" for n in sizes), "exponent", "goal", "met"]
+    section.columns = ["strategy", "window", *(f"{n:,} calls" for n in sizes), "exponent", "per ledger row", "goal",
+                       "met"]
     worst: list[str] = []
     for window_name, window in (("default", None), (f"full ({small:,})", small)):
-        for name in STRATEGY_NAMES:
-            times, cells = [], []
+        for name in only or STRATEGY_NAMES:
+            times, cells, rows = [], [], []
             for n in sizes:
-                runs = [timed(lambda: replay(sessions[n], name, speedup=FAST, window=window))[0].cpu_s
-                        for _ in range(repeat)]
+                runs = []
+                for _ in range(repeat):
+                    timing, result = timed(lambda: replay(sessions[n], name, speedup=FAST, window=window))
+                    runs.append(timing.cpu_s)
+                    ledger_rows = len(result.ledger.rows)
+                    del result  # the records hold every request: free them before the next run
+                rows.append(ledger_rows)
                 times.append(median(runs))
                 spread = f" ({min(runs):.2f}–{max(runs):.2f})" if repeat > 1 else ""
                 cells.append(f"{times[-1]:.2f} s{spread}")
-            exponent = growth_exponent(sizes, times)
+            exponent, per_row = growth_exponent(sizes, times), growth_exponent(rows, times)
             goal = GOAL_FULL if name == "full" else GOAL
-            section.rows.append([name, window_name, *cells, f"{exponent:.2f}", f"≤ {goal}",
+            section.rows.append([name, window_name, *cells, f"{exponent:.2f}", f"{per_row:.2f}", f"≤ {goal}",
                                  "yes" if exponent <= goal else "**no**"])
+            if rows != list(sizes):
+                section.notes.append(f"{name} at the {window_name.split()[0]} window: ledger rows "
+                                     + " → ".join(f"{r:,}" for r in rows) + f" at {' → '.join(f'{n:,}' for n in sizes)}"
+                                     f" calls (rows grow with exponent {growth_exponent(sizes, rows):.2f}); "
+                                     f"time per ledger row grows with exponent {per_row - 1:+.2f}.")
             if exponent > goal:
                 worst.append(f"{name} at the {window_name.split()[0]} window {exponent:.2f}")
-            print(f"  {name:17} {window_name:16} {' '.join(cells)}  exponent {exponent:.2f}", file=sys.stderr)
+            print(f"  {name:17} {window_name:16} {' '.join(cells)}  exponent {exponent:.2f} (per row {per_row:.2f}, "
+                  f"rows {rows})", file=sys.stderr)
     section.goals.append(Goal(f"every strategy's growth exponent ≤ {GOAL} over {sizes[0]:,} → {sizes[-1]:,} calls "
                               f"(full ≤ {GOAL_FULL}), at the default window and with the window full",
                               "all met" if not worst else "above: " + "; ".join(worst), not worst))
@@ -87,4 +104,5 @@ def run(quick: bool = False, repeat: int | None = None) -> Section:
 if __name__ == "__main__":
     args = sys.argv[1:]
     reps = int(args[args.index("--repeat") + 1]) if "--repeat" in args else None
-    main_for(lambda quick: run(quick, reps))
+    names = tuple(args[args.index("--only") + 1].split(",")) if "--only" in args else ()
+    main_for(lambda quick: run(quick, reps, names))

@@ -11,13 +11,12 @@ request a simulator says what the provider reads from its cache, writes, and sen
 * ``cache_openai.py`` — :class:`~ctxlab.cache_openai.OpenAICache`: automatic, every long prompt
   stored, reads the longest common token prefix in 128-token steps (also Gemini and DeepSeek rows).
 
-Both keep their entries in a :class:`CacheStore` (by model and prefix digest; a read refreshes an
-entry, a write makes it usable once its response has started) and explain a miss in one line.
-Times are seconds passed in by the caller (``None``: the transcript has no timestamps, nothing
-expires); nothing here reads a clock or a file. The rules come from ``tables/cache_rules.py``.
-:func:`request_from_sizes` builds a request from block sizes (the chapter's examples and the
-tests); :func:`to_provider_fields` turns an outcome into the usage a provider would report;
-:func:`prefix_diff` names the first block where two requests part, and why.
+Both keep their entries in a :class:`CacheStore` (by model and prefix digest; a read refreshes an entry, a write
+makes it usable once its response has started) and explain a miss in one line. Times are seconds passed in by the
+caller (``None``: the transcript has no timestamps, nothing expires); nothing here reads a clock or a file. The
+rules come from ``tables/cache_rules.py``. :func:`request_from_sizes` builds a request from block sizes (the
+chapter's examples and the tests); :func:`to_provider_fields` turns an outcome into the usage a provider would
+report; :func:`prefix_diff` names the first block where two requests part, and why.
 
 Simplified on purpose: one TTL per request (Anthropic lets 1 h and 5 min entries mix); entries live
 until they expire (no eviction under load). Taught in chapter 04.
@@ -122,8 +121,15 @@ class PlainChain:
         return chain
 
 
+CHAINS_KEPT = 50_000  # prefix digests a store's memory holds before it starts again (about 10 MB)
+
+
 def plain_chain(req: RenderedRequest, known: dict[str, str] | None = None) -> PlainChain:
-    """:class:`PlainChain` of ``req`` (``known``: a store's memory, else a fresh one). Chapter 04."""
+    """:class:`PlainChain` of ``req`` (``known``: a store's memory, else a fresh one). Chapter 04. The memory is
+    bounded: past :data:`CHAINS_KEPT` digests it is emptied, and the next requests chain their blocks again (the
+    same digests, only slower; a budgeted replay makes new prefixes at every call)."""
+    if known is not None and len(known) > CHAINS_KEPT:
+        known.clear()
     return PlainChain(req, {} if known is None else known)
 
 
@@ -131,17 +137,15 @@ def too_short(rule: CacheRule, minimum: int) -> str:
     """The reason a prompt under the minimum is not cached: ``too_short(rule, 1_024)`` → ``"miss: below
     minimum 1,024"`` (or, for :data:`~ctxlab.tables.cache_rules.NO_CACHE`, that the model documents none).
     Chapter 04."""
-    if rule is NO_CACHE:
-        return "miss: no documented prompt caching for this model"
-    return f"miss: below minimum {minimum:,}"
+    return ("miss: no documented prompt caching for this model" if rule is NO_CACHE
+            else f"miss: below minimum {minimum:,}")
 
 
 class CacheStore:
     """A simulator's entries by (model, prefix digest), and by the prefix without thinking salt (for the
     reasons). ``rules`` fixes one rule row for every model (None: looked up per request); ``min_tokens``
     and ``ttl_s`` override the row's (a positive whole number of tokens, positive seconds; None: the
-    row's). A bad argument raises CtxlabError naming it. Chapter 04.
-    """
+    row's). A bad argument raises CtxlabError naming it. Chapter 04."""
 
     def __init__(self, rules: CacheRule | None, min_tokens: int | None, ttl_s: float | None) -> None:
         if rules is not None and not isinstance(rules, CacheRule):  # the simulators' arguments, checked once here

@@ -36,7 +36,9 @@ Taught in chapter 04 (the replay's ``check=True``); the rules grow with chapters
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ctxlab.context import Context
 from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
@@ -47,6 +49,7 @@ from ctxlab.views import SUMMARY_MARKER, compacted_view
 from ctxlab.wire import check_body
 
 MADE_BY_CTXLAB = frozenset({"synthetic", "compact_summary"})  # origins of messages a context may add
+Bodies = Callable[[Context], list[tuple[str, dict[str, Any]]]]  # a context -> its (API kind, request body) pairs
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,15 @@ class Violation:
         return f"{self.rule}: {self.detail}"
 
 
-def check_context(context: Context, history: Conversation, strategy: Strategy | Promise = PROMISE) -> list[Violation]:
+def check_context(context: Context, history: Conversation, strategy: Strategy | Promise = PROMISE, *,
+                  bodies: Bodies | None = None) -> list[Violation]:
     """Every rule ``context`` breaks for ``history`` under ``strategy``; ``[]`` when it is sound. Chapter 04.
 
     ``strategy`` is the strategy that built the context (or a :class:`~ctxlab.strategies.Promise`): its
     ``budgeted`` and ``added_tools`` say what it promised; one that declares neither promises a budget
     and no added tools. ``check_context(ctx, history, FullStrategy())`` → ``[]`` for an overflowing ``full``.
+    ``bodies``: what renders the bodies the oracle judges (None: :func:`request_bodies`; anything else must give
+    the same bodies, as ``ctxlab/fast/``'s body cache does, faster).
     Raises TypeError for a strategy's name (a string): pass the strategy itself.
     """
     if isinstance(strategy, str):
@@ -77,7 +83,7 @@ def check_context(context: Context, history: Conversation, strategy: Strategy | 
     if not context.messages:
         found.append(Violation("not_empty", "the context holds no message"))
     found += [Violation("pairing", str(o)) for o in find_orphans(context.messages)]
-    found += wire_violations(context, budgeted)
+    found += wire_violations(context, budgeted, bodies=bodies)
     if budgeted and context.total_tokens > context.budget_tokens:
         found.append(Violation("budget", f"{context.total_tokens:,} tokens over the budget of "
                                          f"{context.budget_tokens:,} ({context.counter})"))
@@ -95,19 +101,23 @@ def check_context(context: Context, history: Conversation, strategy: Strategy | 
     return found
 
 
-def wire_violations(context: Context, sized: bool = True) -> list[Violation]:
+def request_bodies(context: Context) -> list[tuple[str, dict[str, Any]]]:
+    """The bodies the oracle judges for ``context``, as ``(API kind, body)``: a Claude profile's as one Messages
+    API body, any other's as a chat-completions and a Responses body. Chapter 04."""
+    if context.profile.provider == "anthropic":
+        return [("anthropic", to_anthropic_body(context))]
+    return [("openai-chat", to_openai_body(context)), ("openai-responses", to_responses_body(context))]
+
+
+def wire_violations(context: Context, sized: bool = True, *, bodies: Bodies | None = None) -> list[Violation]:
     """What the provider's oracle (``ctxlab/wire/``) finds in the bodies rendered from ``context``, as
     ``wire:<rule>`` violations naming the body, the path and the documented source; ``sized``: also judge
     input + ``max_tokens`` against the context's window (a replay's ``window`` override included), with the
-    context's own token count. Chapter 04."""
+    context's own token count. ``bodies``: as in :func:`check_context`. Chapter 04."""
     limits = {"input_tokens": context.total_tokens, "context_window": context.window_tokens} if sized else {}
-    if context.profile.provider == "anthropic":
-        bodies = [("anthropic", to_anthropic_body(context))]
-    else:
-        bodies = [("openai-chat", to_openai_body(context)), ("openai-responses", to_responses_body(context))]
     return [Violation(f"wire:{v.rule}", f"{v.provider} body, {v.path}: {v.detail} ({v.source.page}, read "
                                         f"{v.source.read})")
-            for kind, body in bodies for v in check_body(kind, body, **limits)]
+            for kind, body in (bodies or request_bodies)(context) for v in check_body(kind, body, **limits)]
 
 
 def _head(context: Context, history: Conversation, may_add: tuple[ToolSpec, ...]) -> list[Violation]:

@@ -19,8 +19,7 @@ Per call, :class:`CompactionStrategy` does:
 4. keep the newest units backwards while they fit the target; summarise everything older together with the
    previous summary (a summary of a summary keeps the earlier one's sources), as a model call of its own (a side
    call with a ledger row), held to the room the budget leaves it (a summary over it is cut); record the
-   compaction entry (its ``target`` too: the effective target in tokens, typed, so a chapter never reads it back
-   out of a note);
+   compaction entry (its ``target`` too: the effective target in tokens, typed, never parsed out of a note);
 5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the context over
    the budget: then it is summarised again, shorter; above target afterwards → reported.
 
@@ -134,7 +133,8 @@ class CompactionStrategy:
         return tokens + output + sum(estimate.count(m.text) + meter.overhead(m) for m in added)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        view, entry, notes = compacted_view(without_recorded(history), self.memo.setdefault("view", {}))
+        view, entry, notes = compacted_view(without_recorded(history, self.memo.setdefault("unrecorded", {})),
+                                            self.memo.setdefault("view", {}))
         ctx = whole_context(view, profile, meter)
         size = self.metered(ctx, call, meter)
         if self.sends_as_is(ctx, size, profile, notes):

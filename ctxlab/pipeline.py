@@ -57,7 +57,7 @@ class PipelineStrategy:
         self.compaction = CompactionStrategy(self.policy, self.summarizer)
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        history = without_recorded(history)  # the agent's own compactions are not this strategy's
+        history = without_recorded(history, self.compaction.memo.setdefault("pipeline", {}))  # not its own
         if READ_PAGE_TOOL not in history.tools:
             history = replace(history, tools=history.tools + (READ_PAGE_TOOL,))
         view, _, notes = compacted_view(history, self.compaction.memo.setdefault("view", {}))

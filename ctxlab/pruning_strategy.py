@@ -14,12 +14,13 @@ result becomes (``arrive``) and how an over-budget one is shrunk (``shrink``). T
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ctxlab.base.errors import BudgetError
 from ctxlab.context import BudgetPolicy, Context, build_context, fixed_part
 from ctxlab.interactions import group_units
-from ctxlab.messages import Conversation, Entry, Message, ToolSpec
+from ctxlab.messages import Conversation, Entry, Item, Message, ToolSpec
 from ctxlab.pruning import ArrivalCap, PruneBudgetError, fair_shares, prune_message, text_tokens
 from ctxlab.strategies import Call, Decision
 from ctxlab.tables.profiles import ModelProfile
@@ -34,12 +35,20 @@ class PruneStep:
     history: Conversation
     notes: list[str] = field(default_factory=list)
     entries: list[Entry] = field(default_factory=list)
-    # message id -> the replacement a pruned_result / paged_result entry recorded
-    replaced: dict[str, Message] = field(default_factory=dict)
+    # message id -> the replacement a pruned_result / paged_result entry recorded (None: read off the history)
+    replaced: dict[str, Message] | None = None
 
     def __post_init__(self) -> None:
-        self.replaced = {e.data["message_id"]: e.data["replacement"] for e in self.history.entries
-                         if e.kind in ("pruned_result", "paged_result") and "replacement" in e.data}
+        if self.replaced is None:
+            self.replaced = _recorded_replacements(self.history.items)
+
+
+def _recorded_replacements(items: Sequence[Item], known: dict[str, Message] | None = None) -> dict[str, Message]:
+    """Message id -> the replacement each ``pruned_result`` / ``paged_result`` entry among ``items`` records, the
+    later entry winning, on top of ``known`` (those of the items before them). Chapter 05."""
+    found = {e.data["message_id"]: e.data["replacement"] for e in items
+             if isinstance(e, Entry) and e.kind in ("pruned_result", "paged_result") and "replacement" in e.data}
+    return {**known, **found} if known and found else found or dict(known or {})
 
 
 def replacement_entry(kind: str, entry_id: str, original: Message, shown: Message, **data: Any) -> Entry:
@@ -70,6 +79,7 @@ class PrunedStrategy:
     shown: dict[int, tuple[Message, Message]] = field(default_factory=dict, repr=False)  # id(result) -> (result, shown)
     emitted: dict[str, int] = field(default_factory=dict, repr=False)  # entry id prefix -> entries so far
     last_view: tuple[tuple, tuple] = field(default=((), ()), repr=False)  # the last history's items, as shown
+    last_replaced: tuple[tuple, dict] = field(default=((), {}), repr=False)  # the last history's items, replacements
 
     # ---- hooks (paging.PagedStrategy overrides them) ----
     def tools(self, history: Conversation) -> tuple[ToolSpec, ...]:
@@ -117,8 +127,18 @@ class PrunedStrategy:
         self.last_view = (items, mapped)
         return mapped
 
+    def _replaced(self, items: tuple) -> dict[str, Message]:
+        """The history's recorded replacements, from those of the last call's history when it only grew."""
+        seen, known = self.last_replaced
+        if not (seen and len(items) >= len(seen) and items[len(seen) - 1] is seen[-1] and items[:len(seen)] == seen):
+            seen, known = (), {}
+        new = items[len(seen):]
+        found = known if not any(isinstance(it, Entry) for it in new) else _recorded_replacements(new, known)
+        self.last_replaced = (items, found)
+        return found
+
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        step = PruneStep(history)
+        step = PruneStep(history, replaced=self._replaced(history.items))
         items = self._view_items(history.items, step)
         head = history.inferred_head_tokens
         if head is None:  # infer from the recorded messages, not the capped ones

@@ -145,6 +145,7 @@ class MessageMeter:
         self.counter = counter or counter_for(profile)
         # id(msg) -> [msg, tokens with thinking, tokens without] (None: not counted yet): one entry a message
         self._cache: dict[int, list[Any]] = {}
+        self._parts: dict[int, tuple[Part, int]] = {}  # id(part) -> (part, tokens): a shared part counted once
         self._words: dict[str, int] = {}  # role or participant name -> tokens (a few short strings, counted once)
         self._heads: dict[tuple[str, int], tuple[Any, int]] = {}  # ("tools" | "system", id(seq)) -> (seq, tokens)
 
@@ -177,7 +178,17 @@ class MessageMeter:
         return n
 
     def part(self, part: Part) -> int:
-        """Tokens of one part: text, thinking text, tool name + arguments, or an image by size."""
+        """Tokens of one part: text, thinking text, tool name + arguments, or an image by size. Counted once per
+        part, remembered by identity: a message counted with and without its thinking, or copied by a wire rule
+        (``dataclasses.replace`` keeps the parts it does not change), shares the count."""
+        hit = self._parts.get(id(part))
+        if hit is not None and hit[0] is part:  # the stored part keeps its id from being reused
+            return hit[1]
+        n = self._count_part(part)
+        self._parts[id(part)] = (part, n)
+        return n
+
+    def _count_part(self, part: Part) -> int:
         if isinstance(part, (TextPart, ThinkingPart)):
             return self.counter.count(part.text)
         if isinstance(part, ToolCallPart):

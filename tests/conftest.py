@@ -57,6 +57,30 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("shared_transcript", names or ["(none)"])
 
 
+def runs_kernels(path: Path) -> bool:
+    """A file whose tests each start a Jupyter kernel and run a chapter: a notebook, or a real-input test file."""
+    return path.suffix == ".ipynb" or path.name.endswith("_real_input.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest-xdist hands out the files in the order below (``--no-loadscope-reorder``, from xdist 3.8; before 3.8
+    xdist always sorts them by their number of tests and this does nothing)."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files in the order the two workers should take them: those that run chapters in kernels first, the longest
+    per test, then the others by their number of tests, most first (xdist's own order). xdist's order alone sent
+    those few-test, many-second files last, where one worker ran them while the other sat idle (measured: one
+    worker done 44 s before the other under load). Within a file nothing moves."""
+    by_file: dict[Path, list[pytest.Item]] = {}
+    for item in items:
+        by_file.setdefault(item.path, []).append(item)
+    order = sorted(by_file, key=lambda path: (not runs_kernels(path), -len(by_file[path])))
+    items[:] = [item for path in order for item in by_file[path]]
+
+
 @pytest.fixture(scope="session")
 def shared_transcripts() -> Path:
     """``<repo>/../shared/data/transcripts``; the test is skipped, with the reason, when it is absent."""

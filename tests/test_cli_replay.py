@@ -43,7 +43,7 @@ def test_check_failure_names_call_and_rule(capsys, monkeypatch):
     from ctxlab.checks import Violation
 
     replay_module = sys.modules["ctxlab.replay"]  # `ctxlab.replay` the attribute is the function
-    monkeypatch.setattr(replay_module, "check_context", lambda ctx, hist, s: [Violation("pairing", "planted")])
+    monkeypatch.setattr(replay_module, "check_context", lambda ctx, hist, s, **kw: [Violation("pairing", "planted")])
     code, _, err = run(capsys, "replay", SAMPLE, "--check")
     assert code == 1
     assert "call 1" in err and "pairing: planted" in err

@@ -317,7 +317,7 @@ def test_a_check_failure_line_is_escaped(capsys, files, monkeypatch):
     from ctxlab.checks import Violation
 
     replay_module = sys.modules["ctxlab.replay"]
-    monkeypatch.setattr(replay_module, "check_context", lambda ctx, hist, s: [Violation("pairing", "planted " + H)])
+    monkeypatch.setattr(replay_module, "check_context", lambda ctx, hist, s, **kw: [Violation("pairing", "planted " + H)])
     code, out, err = run(capsys, "replay", files["session"], "--check")
     _clean(code, out, err, codes=(1,))
     assert f"ctxlab replay --check: conv{E} thread 'main' call 1: pairing: planted {E}" in err

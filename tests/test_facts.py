@@ -149,3 +149,54 @@ def test_pi_summary_scores_are_numbers_and_fact_ids_only() -> None:
             assert set(r[col].split()) <= set(facts)
         assert int(r["kept_llm"]) == len(r["kept_llm_ids"].split()) <= int(r["facts_in_scope"])
         assert int(r["tokens_rule"]) <= int(r["tokens_llm"])  # the rule-based summary at the same size or less
+
+
+def _scored_call_by_call(result, facts, conversation: Conversation) -> list[tuple]:
+    """The definition, call by call, with no memo: each fact looked for in the request's joined wire text (outside
+    and inside a summary), page handles in each side's text — what fact_retention computes once per block."""
+    from ctxlab.facts import _forms
+    from ctxlab.messages import Entry, Message
+    from ctxlab.paging import PAGE_HANDLE
+    from ctxlab.strategies import model_calls
+
+    where = {it.id: (k, it) for k, it in enumerate(conversation.items)}
+    calls = {c.message.id: k for k, c in model_calls(conversation)}
+    entries = [*conversation.entries, *(e for e in result.new_entries if isinstance(e, Entry))]
+    pages = {e.data["handle"]: e.data.get("message_id") for e in entries if e.kind == "paged_result"}
+    rows = []
+    for rec in result.records:
+        at = calls.get(rec.call.message.id, len(conversation.items))
+        known = [f for f in facts if where[f.message_id][0] < at and where[f.message_id][1].thread == rec.call.thread]
+        seen, summary = split_request(rec.request)
+        live = {pages[h] for text in (seen, summary) for pair in PAGE_HANDLE.findall(text) for h in pair if h in pages}
+        status = []
+        for f in known:
+            source = where[f.message_id][1]
+            if any(form in seen for form in _forms(f.text)):
+                status.append((f.id, "visible"))
+            elif any(form in summary for form in _forms(f.text)):
+                status.append((f.id, "summary"))
+            elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
+                status.append((f.id, "paged"))
+            else:
+                status.append((f.id, "lost"))
+        rows.append((rec.call.thread, rec.call.index, tuple(status)))
+    return rows
+
+
+@pytest.mark.parametrize("strategy", ["full", "budgeted", "paged", "budgeted+summary", "compaction"])
+def test_scoring_each_block_once_gives_the_call_by_call_answer(sample: Conversation, sample_facts: list[Fact],
+                                                                strategy: str) -> None:
+    """fact_retention scans each block's text once per replay; the answer is the one scanning every call's
+    joined text gives — with facts whose text holds a newline, or is empty, looked for in the joined text."""
+    odd = [Fact("x1", "step", "", sample_facts[0].message_id),
+           Fact("x2", "step", sample_facts[1].text + "\n", sample_facts[1].message_id)]
+    facts = sample_facts + odd
+    result = replay(sample, strategy, window=30_000)
+    report = fact_retention(result, facts, sample)
+    got = [(r.thread, r.call, tuple(sorted([(f, "visible") for f in r.visible] + [(f, "summary") for f in r.summary]
+                                           + [(f, "paged") for f in r.paged] + [(f, "lost") for f in r.lost])))
+           for r in report.rows]
+    expected = [(t, c, tuple(sorted(s))) for t, c, s in _scored_call_by_call(result, facts, sample)]
+    assert got == expected
+    assert "visible" in {s for _, _, st in expected for _, s in st}

@@ -11,7 +11,10 @@ leaves nothing behind that changes the next one):
   messages, report, notes and token fields), the rendered request's blocks (digests, tokens,
   breakpoints), the new entries and the notes; the sample's ledger totals are also written below;
 * a replay of every shared transcript (``@pytest.mark.shared``) under two strategies in the default run,
-  and under every strategy with and without a window under ``-m thorough``;
+  and under every strategy with and without a window under ``-m thorough``. The default run compares the
+  fast path with the plain one on every file; the plain case (a second plain replay against the first: a
+  determinism check) runs by default only on :data:`PLAIN_AGAIN`'s two files, on the others under
+  ``-m thorough`` (it was most of this file's time: tau-bench, pi and aider replayed plain twice);
 * an agent loop (:class:`~ctxlab.loop.AgentLoop`) driven through the sample's calls: every request.
 
 Run ``python tests/test_fast.py`` to print the sample's totals (to update :data:`SAMPLE_TOTALS` when a
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import skip_unless_a_reader_recognises
+from conftest import SHARED_TRANSCRIPTS, shared_transcript_files, skip_unless_a_reader_recognises
 
 from ctxlab.context import Context
 from ctxlab.fast import FAST, IncrementalMeter, RenderCache
@@ -45,6 +48,10 @@ from ctxlab.tokens import MessageMeter
 SPEEDUPS = pytest.mark.parametrize("speedup", [None, FAST], ids=["plain", "fast"])
 WINDOW = 30_000  # the chapters' window on the sample: every strategy cuts, compacts or pages under it
 SHARED_DEFAULT = ("budgeted", "compaction")  # the default run on every shared file; -m thorough runs them all
+# The shared files whose plain case (plain replay == plain replay) runs by default; on the others it is thorough.
+# claude-code-viewer: Claude Code's shape, 170 calls, budgeted builds every context and compaction adds 7
+# summaries at WINDOW; gemini-cli: a small file of another provider's shape whose compaction adds 3 summaries.
+PLAIN_AGAIN = ("claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", "gemini-cli/gemini-cli-session.jsonl")
 
 # The sample's ledger totals under each strategy at WINDOW (and full at its own window): calls (rows),
 # total input, cache read, cache write and output tokens. Both paths must give them.
@@ -235,11 +242,19 @@ def check_shared(shared_transcripts: Path, shared_transcript: str, strategy: str
         assert a == b, f"conversation {k}: {where_they_part(a, b)}"
 
 
+def shared_cases() -> list:
+    """(file, strategy, speedup) for every shared file (ids as ``conftest``'s ``shared_transcript`` gives them):
+    the fast case always, the plain case marked thorough unless the file is in :data:`PLAIN_AGAIN`."""
+    names = [p.relative_to(SHARED_TRANSCRIPTS).as_posix() for p in shared_transcript_files()] or ["(none)"]
+    return [pytest.param(name, strategy, speedup, id=f"{name}-{strategy}-{'plain' if speedup is None else 'fast'}",
+                         marks=[pytest.mark.thorough] if speedup is None and name not in PLAIN_AGAIN else [])
+            for name in names for strategy in SHARED_DEFAULT for speedup in (None, FAST)]
+
+
 @pytest.mark.shared
-@SPEEDUPS
-@pytest.mark.parametrize("strategy", SHARED_DEFAULT)
-def test_every_shared_transcript_replays_alike(shared_transcripts, shared_transcript, strategy, speedup):
-    check_shared(shared_transcripts, shared_transcript, strategy, WINDOW, speedup)
+@pytest.mark.parametrize("transcript, strategy, speedup", shared_cases())
+def test_every_shared_transcript_replays_alike(shared_transcripts, transcript, strategy, speedup):
+    check_shared(shared_transcripts, transcript, strategy, WINDOW, speedup)
 
 
 @pytest.mark.shared

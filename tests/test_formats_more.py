@@ -327,7 +327,11 @@ def test_shared_openhands_counts_usage_and_pairing(shared_transcripts):
     assert sum(len(c.messages) for c in transcript.conversations) == 216
 
 
+# -m thorough: the default run holds this twice over, without a process per file: test_reader_contract.py's
+# test_inspect_reads_it runs ``inspect --json`` on every shared file (exit 0, the reader's format, its message count),
+# and test_cli.py's test_python_dash_m_ctxlab_runs_as_a_subprocess runs ``python -m ctxlab inspect --json``.
 @pytest.mark.shared
+@pytest.mark.thorough
 @pytest.mark.parametrize("name, fmt", [("llama-factory-toolcall/glaive_toolcall_zh_demo.json", "sharegpt"),
                                        ("openhands/multi_swe_bench_output.jsonl", "openhands")])
 def test_shared_inspect_cli_exits_0(shared_transcripts, name, fmt):

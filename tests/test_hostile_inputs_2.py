@@ -17,6 +17,7 @@ the same after the test as before it. Nothing here is timed: ``bench/hostile_tim
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -177,7 +178,7 @@ def test_lone_surrogate_in_every_reader(tmp_path: Path, capsys: pytest.CaptureFi
     for conv in transcript.conversations:
         for m in conv.messages:
             for part in m.parts:
-                for text in vars(part).values():
+                for text in (getattr(part, f.name) for f in dataclasses.fields(part)):  # parts have __slots__
                     assert not isinstance(text, str) or text.encode("utf-8") is not None
     replays_every_strategy(capsys, path)
     assert path.read_bytes() == before

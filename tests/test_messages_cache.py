@@ -82,3 +82,43 @@ def test_a_frozen_message_stays_frozen_and_has_no_dict():
         msg.stray = 1  # type: ignore[attr-defined]
     assert not hasattr(msg, "__dict__")  # ~900 bytes a message saved, 85,000 messages in a 200 MB file
     assert Message.call_ids.__doc__ and "found once" in Message.call_ids.__doc__  # help() still reads it
+
+
+def test_where_is_made_once_and_follows_replace():
+    from ctxlab.messages import SourceRef
+
+    msg = user("hi", "u7", source=SourceRef("pi.jsonl", 40))
+    assert msg.where() == "user message 'u7' (pi.jsonl:40)" and msg.where() is msg.where()  # made once
+    assert user("hi", "u8").where() == "user message 'u8'"
+    moved = dataclasses.replace(msg, id="u9", source=SourceRef("pi.jsonl", 41))
+    assert moved.where() == "user message 'u9' (pi.jsonl:41)" and msg.where() == "user message 'u7' (pi.jsonl:40)"
+    assert moved != msg and dataclasses.replace(moved, id="u7", source=msg.source) == msg  # not a field
+    assert pickle.loads(pickle.dumps(msg)).where() == msg.where() and "_where" not in repr(msg)
+
+
+def test_the_meter_counts_each_part_once_with_or_without_thinking_and_in_copies():
+    from dataclasses import replace
+
+    from ctxlab.messages import ThinkingPart
+    from ctxlab.tables.profiles import profile_for
+    from ctxlab.tokens import CharsPerTokenCounter, MessageMeter
+
+    CLAUDE = profile_for("claude-sonnet-4-5")
+
+    calls = []
+
+    class Spy(CharsPerTokenCounter):
+        def count(self, text):
+            calls.append(text)
+            return super().count(text)
+
+    meter = MessageMeter(CLAUDE, Spy(4))
+    m = Message(role="assistant", parts=(ThinkingPart("hmm " * 30), TextPart("ok " * 10)), id="a")
+    both, without = meter.message(m, include_thinking=True), meter.message(m, include_thinking=False)
+    assert both - without == CharsPerTokenCounter(4).count("hmm " * 30)
+    assert calls.count("hmm " * 30) == 1 and calls.count("ok " * 10) == 1  # each part once, not once per setting
+    copy = replace(m, id="a2")  # a wire rule's copy keeps the parts it does not change
+    assert meter.message(copy) == both and meter.part(m.parts[1]) == CharsPerTokenCounter(4).count("ok " * 10)
+    assert calls.count("hmm " * 30) == 1 and calls.count("ok " * 10) == 1
+    assert meter.part(TextPart("ok " * 10)) == CharsPerTokenCounter(4).count("ok " * 10)  # a new equal part: again
+    assert calls.count("ok " * 10) == 2

@@ -165,6 +165,25 @@ def test_the_test_environment_keeps_jupyter_out_of_home(tmp_path: Path) -> None:
     assert startup.read_text(encoding="utf-8") == run_py.KERNEL_NETWORK_GUARD
 
 
+def test_a_test_run_told_not_to_write_bytecode_keeps_it_in_the_venv(tmp_path: Path) -> None:
+    """PYTHONDONTWRITEBYTECODE: the run's workers and kernels read and write bytecode under .venv/pycache
+    (nothing beside the sources); without that variable, or with a prefix of one's own, nothing changes."""
+    told = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": os.environ.get("PATH", "")}
+    run_py.keep_bytecode(told)
+    assert told == {"PYTHONPYCACHEPREFIX": str(REPO / ".venv" / "pycache"), "PATH": os.environ.get("PATH", "")}
+    for env in ({}, {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(tmp_path)}):
+        same = dict(env)
+        run_py.keep_bytecode(same)
+        assert same == env
+    told["PYTHONPYCACHEPREFIX"] = str(tmp_path / "prefix")  # a python started with it writes there only
+    (tmp_path / "mod_x.py").write_text("X = 1\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", "import sys, mod_x; print(sys.dont_write_bytecode)"], cwd=tmp_path,
+                          env={**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **told},
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False", done.stderr
+    assert list((tmp_path / "prefix").rglob("mod_x*.pyc")) and not (tmp_path / "__pycache__").exists()
+
+
 def test_the_kernels_network_guard_blocks_public_and_allows_loopback(tmp_path: Path) -> None:
     script = run_py.KERNEL_NETWORK_GUARD + textwrap.dedent(f"""
         import socket
@@ -280,3 +299,16 @@ def test_ci_runs_the_readmes_test_command() -> None:
 def test_licence_is_mit() -> None:
     text = (REPO / "LICENSE").read_text(encoding="utf-8")
     assert text.startswith("MIT License") and "Copyright (c) 2026 the ctxlab authors" in text
+
+
+def test_the_chapter_runs_are_handed_out_first() -> None:
+    """tests/conftest.py orders the files for the two workers: kernel-running ones first, then by number of tests;
+    a file's own tests keep their order."""
+    from types import SimpleNamespace
+
+    from conftest import pytest_collection_modifyitems
+
+    names = ["tests/test_a.py"] * 2 + ["notebooks/00.ipynb"] * 2 + ["tests/test_b.py"] * 3 + ["tests/test_x_real_input.py"]
+    items = [SimpleNamespace(path=Path(name), n=k) for k, name in enumerate(names)]
+    pytest_collection_modifyitems(None, items)
+    assert [i.n for i in items] == [2, 3, 7, 4, 5, 6, 0, 1]

@@ -1,7 +1,9 @@
 """Every shared real transcript passes ``replay --compare --check``: every strategy builds every
 context of every conversation and breaks no rule (issue 11, tracker #14: "every file ... passes
 replay --compare --check"). The two files that take longest (pi's 484 calls, tau-bench's 200
-conversations: ~10 s each) run under the ``thorough`` marker.
+conversations: ~10 s each) run under the ``thorough`` marker, and so does the larger of Claude Code's
+real sessions (claude-code-2x's 3.5 MB, ~5 s): the default run keeps one or two files of every reader's
+format (Claude Code's: claude-code-viewer's session and claude-code-2x/tool_heavy.jsonl).
 
 One file's own figures do not fit its model: aider's log records 10,466 tokens sent to gpt-4,
 whose window is 8,192. That conversation fails the check, and the failure and a note say so;
@@ -18,7 +20,8 @@ import pytest
 from helpers import run
 from conftest import SHARED_TRANSCRIPTS, shared_transcript_files, skip_unless_a_reader_recognises
 
-SLOW = {"pi-mono/before-compaction.jsonl", "tau-bench/gpt-4o-airline.json"}
+SLOW = {"pi-mono/before-compaction.jsonl", "tau-bench/gpt-4o-airline.json",
+        "claude-code-2x/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"}
 AIDER = "aider/aider-chat-history.md"
 AIDER_OVER_WINDOW = 11  # the conversation that sent gpt-4 more than its window, by the log's own count
 

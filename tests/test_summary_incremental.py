@@ -7,7 +7,8 @@ answer. The strongest check is the algorithm as it stood before (commit 408dbe5,
 replay under each must give the same ledger rows (every field), the same notes and the same contexts and side calls
 at every call — on the bundled sample and on the shared pi session, at the model's window and at 30,000 tokens,
 plain and with ``speedup=FAST``, under the default options, ``regenerate="on_change"``, ``on_cached_prefix=True`` and
-the three placements. Compaction (chapter 07) chunks through the same function: it is held to the reference too.
+the three placements. The reference is replayed once per conversation, options and window (with ``speedup=FAST``, in
+:func:`reference_replay`): the strategy's plain and FAST replays must both equal that one. Compaction (chapter 07) chunks through the same function: it is held to the reference too.
 Direct runs of the function over a growing, shrinking and rewritten list of dropped messages (with pruned
 messages and a prompt that fits nothing) check the memo against fresh runs. Chapter 06.
 """
@@ -196,10 +197,26 @@ def replayed(conv: Conversation, strategy, **kw) -> tuple[ReplayResult, list]:
     return replay(conv, recording, **kw), recording.decisions
 
 
-def assert_same_replay(conv: Conversation, options: dict, **kw) -> ReplayResult:
+_REFERENCES: dict[tuple, tuple[Conversation, tuple[ReplayResult, list]]] = {}
+
+
+def reference_replay(conv: Conversation, options: dict, window: int | None) -> tuple[ReplayResult, list]:
+    """The frozen reference's replay, made once per conversation, options and window in a test process (the slow
+    half of each comparison: it summarises every chunk again at every call). It is replayed with ``speedup=FAST``
+    and serves the strategy's plain and FAST replays alike: both must equal it, so a plain replay is also held to
+    the fast path's answers (test_fast.py's property, here on the summaries too)."""
+    key = (id(conv), tuple(sorted(options.items())), window)
+    if key not in _REFERENCES:
+        _REFERENCES[key] = (conv, replayed(conv, ReferenceStrategy(**options), window=window, speedup=FAST))
+    kept, old = _REFERENCES[key]
+    assert kept is conv  # the id was not reused by another conversation
+    return old
+
+
+def assert_same_replay(conv: Conversation, options: dict, window: int | None = None, speedup=None) -> ReplayResult:
     """The strategy and the frozen reference give equal rows, notes, contexts and side calls at every call."""
-    new, new_decisions = replayed(conv, BudgetedSummaryStrategy(**options), **kw)
-    old, old_decisions = replayed(conv, ReferenceStrategy(**options), **kw)
+    new, new_decisions = replayed(conv, BudgetedSummaryStrategy(**options), window=window, speedup=speedup)
+    old, old_decisions = reference_replay(conv, options, window)
     assert new.ledger.rows == old.ledger.rows
     assert new.notes == old.notes and [r.notes for r in new.records] == [r.notes for r in old.records]
     assert len(new_decisions) == len(old_decisions)
@@ -209,16 +226,31 @@ def assert_same_replay(conv: Conversation, options: dict, **kw) -> ReplayResult:
     return new
 
 
+_PI: dict[int | None, Conversation] = {}
+
+
 def pi_session(calls: int | None = None) -> Conversation:
-    """The shared pi session (skipped when absent), cut before its model call number ``calls`` (None: whole)."""
+    """The shared pi session (skipped when absent), cut before its model call number ``calls`` (None: whole); read
+    once per test process (the same object each time, so its reference replays are shared)."""
     from conftest import SHARED_TRANSCRIPTS
 
     path = SHARED_TRANSCRIPTS / PI
     if not path.exists():
         pytest.skip(f"{PI} not found under {SHARED_TRANSCRIPTS} (the shared folder sits beside the repository)")
-    conv = load(path).conversations[0]
-    positions = [k for k, _ in model_calls(conv)]
-    return conv if calls is None or calls >= len(positions) else replace(conv, items=conv.items[:positions[calls]])
+    if calls not in _PI:
+        conv = load(path).conversations[0]
+        positions = [k for k, _ in model_calls(conv)]
+        whole = calls is None or calls >= len(positions)
+        _PI[calls] = conv if whole else replace(conv, items=conv.items[:positions[calls]])
+    return _PI[calls]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _forget_the_replays():
+    """The shared replays live as long as this module's tests run."""
+    yield
+    _REFERENCES.clear()
+    _PI.clear()
 
 
 # ---- the strategy against the reference ----------------------------------------------------------------------------
@@ -240,9 +272,15 @@ def test_the_sample_replays_as_before(sample: Conversation, options: dict, windo
         assert any(row.kind == "summary" for row in result.ledger.rows)
 
 
+# the default run: both windows with FAST and the tenth window plain; plain at its own window under -m thorough (the
+# sample's own-window case replays plain in the default run)
+PI_CASES = [pytest.param(w, f, id=f"{w or 'own-window'}-{'fast' if f else 'plain'}",
+                         marks=pytest.mark.thorough if (w, f) == (None, None) else ())
+            for w in (None, 46_592) for f in (None, FAST)]
+
+
 @pytest.mark.shared
-@SPEEDUPS
-@PI_WINDOWS
+@pytest.mark.parametrize(("window", "speedup"), PI_CASES)
 def test_the_pi_session_replays_as_before(shared_transcripts, window, speedup) -> None:
     """Its first 250 calls (it truncates from about call 200 at its model's window); the whole session under
     ``-m thorough``."""

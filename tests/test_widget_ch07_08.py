@@ -41,10 +41,12 @@ from ctxlab.lab.ch08_leaderboard import (  # noqa: E402
     fake_llm,
     leaderboard_state,
     leaderboard_window,
+    own_leaderboard,
     quick_strategies,
     read_leaderboard_csv,
     rewrite_counts,
     run_fake_loop,
+    widget_windows,
 )
 from ctxlab.lab.compare import compare_row, leaderboard  # noqa: E402
 from ctxlab.lab.data import LEADERBOARD_PI  # noqa: E402
@@ -374,6 +376,56 @@ def test_the_leaderboard_widget_follows_its_controls(sample, sample_facts, monke
     assert data["y"][-1] == pytest.approx(board.row("pipeline").cost_usd)  # pipeline: the last row
     assert "pipeline" in w.label.value and format_rows(board.rows) in w.table.value.replace("&gt;", ">")
     assert "LeaderboardWidget(strategy='pipeline', window=30,000)" in w._repr_mimebundle_()["text/plain"]
+
+
+def test_the_chapters_own_leaderboard_and_the_widget_over_it(sample):
+    from ctxlab.lab.replays import REPLAYS
+
+    own = own_leaderboard(sample)  # a short transcript: every strategy, checked, with its checklist
+    assert own.names == STRATEGIES and own.window == WINDOW and own.checked and not own.long
+    assert len(own.facts) == 22 and own.board.row("compaction").facts_kept is not None
+    assert own.windows == widget_windows(WINDOW) and own.windows[0] == WINDOW
+    assert widget_windows(200_000) == (200_000, 150_000, 100_000, 50_000) and widget_windows(4_000) == (5_000,)
+    before = REPLAYS.computed
+    w = LeaderboardWidget.for_board(own)  # opens on the cell's board: nothing replayed
+    assert REPLAYS.computed == before and w.conversation is sample and w.names == own.names
+    assert w.state.rows == own.board.rows and [v for _, v in w.window.options] == list(own.windows)
+
+
+@pytest.mark.parametrize("windows", [(), (0,), (-5, 30_000), (True,), ("30000",)])
+def test_the_leaderboard_widget_refuses_no_window_or_a_bad_one(sample, windows):
+    with pytest.raises(ValueError, match="window"):
+        LeaderboardWidget(sample, windows)
+
+
+def test_a_long_transcripts_window_answers_at_once_and_draws_when_replayed(sample):
+    from copy import copy
+
+    conv, names = copy(sample), ("budgeted", "compaction")
+    w = LeaderboardWidget(conv, (WINDOW, 50_000), strategies=names, background=True)  # as on a long transcript
+    assert "replaying 2 of 2 strategies" in w.label.value  # on screen at once, before any replay finished
+    assert w.wait(timeout=600)
+    assert "cost <b>" in w.label.value and w.bars.outputs  # the background drew the board it replayed
+    assert w.state.rows == tuple(leaderboard(copy(sample), names, window=WINDOW).rows)
+    w.window.value = 50_000  # computed in the background meanwhile: drawn at once
+    assert "window 50,000: cost" in w.label.value and w.last_reaction_s < 60
+
+
+PI_PROSE_CELL = "The `recorded` row is what the real agent did"
+
+
+def test_the_pi_paragraph_states_only_numbers_its_cells_print():
+    """Chapter 08's reading of the pi leaderboard: every number in it is printed by a cell (or is the policy,
+    80% → 50%, or a chapter's number), so the prose cannot drift from the committed figures."""
+    nbformat = pytest.importorskip("nbformat")
+    nb = nbformat.read(REPO / "notebooks" / "08_putting_it_together.ipynb", as_version=4)
+    prose = next(c.source for c in nb.cells if c.cell_type == "markdown" and c.source.startswith(PI_PROSE_CELL))
+    printed = " ".join(json.dumps(out.get("data", {})) + out.get("text", "") for c in nb.cells
+                       if c.cell_type == "code" for out in c.get("outputs", []))
+    numbers = set(re.findall(r"\d[\d,]*(?:\.\d+)?", prose)) - {"80", "50", "07"}
+    assert numbers, prose
+    missing = [n for n in sorted(numbers) if not re.search(rf"(?<![\d.,]){re.escape(n)}(?![\d]|[.,]\d)", printed)]
+    assert not missing, f"numbers in the pi paragraph that no cell prints: {missing}"
 
 
 def test_the_leaderboard_figure_greys_out_overflows(sample, sample_facts):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,6 +117,20 @@ def failures(per_conv: list[tuple[Any, list[CompareRow]]], check: bool) -> list[
                   for name, n in built.items() if check and not n and all(f[1] != name for f in out)]
 
 
+def _progress(k: int, n: int) -> Callable[[str], None] | None:
+    """On a terminal, a line on stderr rewritten after each strategy (a replay of a long transcript takes
+    seconds per strategy); None when stderr is a file or a pipe, so what scripts read stays clean."""
+    if not sys.stderr.isatty():
+        return None
+    done: list[str] = []
+
+    def say(name: str) -> None:
+        done.append(name)
+        where = f"conversation {k + 1}/{n}: " if n > 1 else ""
+        print(f"\r{where}{len(done)} strategies replayed (last: {shown(name)})", end="", file=sys.stderr, flush=True)
+    return say
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     """``replay --compare``: the leaderboard. Without ``--conversation`` every conversation of the
     file is compared (a tau-bench run, a proxy log's threads of calls) and a file of several gets
@@ -132,7 +147,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
                           "pick it with --conversation N.")
     facts = load_facts(args.facts) if args.facts else None  # a bad checklist: CtxlabError naming the file
     per_conv = [(conv, compare(conv, window=args.window, provider=args.provider, model=args.model, facts=facts,
-                               check=args.check)) for conv in chosen]
+                               check=args.check, progress=_progress(k, len(chosen))))
+                for k, conv in enumerate(chosen)]
+    if sys.stderr.isatty():
+        print(file=sys.stderr)  # end the progress line
     rows, sum_notes = (per_conv[0][1], []) if len(per_conv) == 1 else _combined(per_conv)
     reader_notes = list(dict.fromkeys([*transcript.notes, *(n for c in chosen for n in c.notes
                                                            if n.startswith("skipped"))]))

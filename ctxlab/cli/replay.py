@@ -133,7 +133,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             try:
                 result = replay(conv, args.strategy, provider=args.provider, model=args.model, window=args.window,
                                 warm=args.warm, check=args.check, progress=sys.stderr.isatty() and len(chosen) == 1,
-                                speedup=FAST)
+                                speedup=FAST, keep_requests=False)  # only the ledger is printed: no request kept
             except CtxlabError as err:
                 if len(chosen) == 1:
                     raise
@@ -145,7 +145,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             ledger = result.ledger
             said += [(conv.id, n) for n in result.notes]
             failures += [(conv.id, rec.call, v) for rec in result.records for v in rec.violations]
-            del result  # its records hold every request rendered: only the ledger and the violations are printed
+            del result  # only the ledger and the violations are printed
         all_rows += ledger.rows
         if args.json:  # a dict per row: built only when it is printed
             out["rows"] += _rows(ledger, conv.id)

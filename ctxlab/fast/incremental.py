@@ -1,30 +1,27 @@
 """build_context for an agent loop: the same Context, with the work of earlier calls remembered.
 
-Unlike the book's :func:`~ctxlab.context.build_context`, which reads the whole history each time — it groups every
-message into units and writes a report line for every unit, so one call costs O(history) — an
-:class:`IncrementalMeter` remembers. An agent loop builds a context before every model call from a history that
-only grew since the call before; the meter keeps a :class:`HistoryMemo` of the last history it built from (it fills
-the book's :class:`~ctxlab.context.ContextMemory` slot, so build_context asks it first), and the next call redoes
-only what changed:
+The book's :func:`~ctxlab.context.build_context` reads the whole history each time (it groups every message into
+units and writes a report line per unit: O(history) a call). An agent loop's history only grows from one call to the
+next, so an :class:`IncrementalMeter` keeps a :class:`HistoryMemo` of the last history it built from (it fills the
+book's :class:`~ctxlab.context.ContextMemory` slot: build_context asks it first) and redoes only what changed:
 
 * the new history must **extend** the remembered one: its first items are the same objects (a tuple comparison,
   which runs in C and succeeds on identity without looking inside a message);
-* units closed earlier never change — a round closes when all its calls have their results, and a user message is a
-  unit of its own — so only the **last unit and the new messages** are grouped again, by
+* units closed earlier never change (a round closes when all its calls have their results; a user message is a unit
+  of its own), so only the **last unit and the new messages** are grouped again, by
   :func:`~ctxlab.interactions.group_units` itself;
-* each unit's tokens are summed **once** into a running **prefix sum** (the meter already counts each message
-  once), so the tokens of any run of units is one subtraction; the pins come from a list of the units that start
-  with a user message;
-* the walk back from the newest unit keeps units while they fit: the unit where it stops is found by **bisection**
-  on the prefix sums, the kept messages are one slice of the units' messages laid end to end, and the report lines
-  ("kept: fits"; past the cut the book's "not counted", tokens None, although every unit is counted here, or "older
-  than a unit that did not fit" for a full report) are made once per unit and reused.
+* each unit's tokens are summed **once** into a running **prefix sum** (the meter counts each message once): any run
+  of units costs one subtraction; the pins come from the list of units that start with a user message;
+* the walk back from the newest unit keeps units while they fit: where it stops is found by **bisection** on the
+  prefix sums, the kept messages are one slice of the units' messages laid end to end, and the report lines ("kept:
+  fits"; past the cut the book's "not counted", tokens None, though every unit is counted here, or "older than a
+  unit that did not fit" for a full report) are made once per unit and reused.
 
-A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check, the report and
-the kept messages). A history that does not extend a remembered one is grouped from scratch here; a budget error,
-an orphan or an empty conversation returns ``None``, so that build_context raises its own error: errors have one
-implementation. ``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths give equal Contexts.
-Chapter 03 teaches build_context; this module only makes it fast (``bench/`` measures how much).
+A call then costs O(new messages + log history) in Python, plus C-speed copies (the prefix check, the report, the
+kept messages; ``bench/`` measures it all). A history that does not extend a remembered one is grouped from scratch;
+a budget error, an orphan or an empty conversation returns ``None``, so that build_context raises its own error
+(errors have one implementation). ``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths
+give equal Contexts. Chapter 03 teaches build_context; this module only makes it fast.
 """
 
 from __future__ import annotations
@@ -35,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from ctxlab.base.errors import BudgetError
 from ctxlab.context import (NOT_COUNTED, OLDER, BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part,
                             fixed_part, pins_for)
-from ctxlab.interactions import Pairing, Unit, group_units, pairing_notes
+from ctxlab.interactions import Orphan, Pairing, Unit, group_units, pairing_notes
 from ctxlab.messages import Conversation, Item, Message, TextPart
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter, TokenCounter, infer_static_head, thinking_counts
@@ -64,6 +61,7 @@ class HistoryMemo:
     units: list[Unit] = field(default_factory=list)
     user_units: list[int] = field(default_factory=list)  # units whose first message is a real user message
     pairing: Pairing = field(default_factory=Pairing)  # find_orphans' pairing, fed `messages`
+    paired: dict = field(default_factory=dict)  # unanswered -> the pairing notes written so far (orphan_notes)
     usage_seen: bool = False  # some assistant message so far recorded usage (infer_static_head's trigger)
     head: tuple[object, object, int] | None = None  # (system, tools, inferred head tokens) when computed
     turn: int = -1  # the newest user unit the tokens were summed under
@@ -76,8 +74,8 @@ class HistoryMemo:
     fits: list[UnitReport] = field(default_factory=list)  # "kept: fits" per unit
 
     def extends(self, items: tuple[Item, ...]) -> bool:
-        k = len(self.items)
-        return len(items) >= k and items[:k] == self.items
+        k = len(self.items)  # the last remembered item first: a history that cannot extend this one costs no slice
+        return len(items) >= k and (k == 0 or items[k - 1] is self.items[-1]) and items[:k] == self.items
 
     def forget_from(self, unit: int) -> None:
         """Drop what was learnt about units ``unit`` and later (regrouped, or their tokens changed)."""
@@ -87,15 +85,11 @@ class HistoryMemo:
         """Take in the items after the remembered ones; regroup from the start of the last unit."""
         new = items[len(self.items):]
         self.items = items
-        sent = []
-        for item in new:
-            if isinstance(item, Message):
-                if item.role == "assistant" and item.usage and item.usage.total_input_tokens > 0:
-                    self.usage_seen = True
-                if item.origin == "meta":
-                    self.meta += 1
-                else:
-                    sent.append(item)
+        got = [item for item in new if isinstance(item, Message)]
+        sent = [m for m in got if m.origin != "meta"]
+        self.meta += len(got) - len(sent)
+        if not self.usage_seen:
+            self.usage_seen = any(m.role == "assistant" and m.usage and m.usage.total_input_tokens > 0 for m in got)
         if not sent:
             return
         last = self.units[-1] if self.units else None
@@ -142,6 +136,31 @@ class HistoryMemo:
             cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), n, *decision))
         return cache[:upto]
 
+    def orphan_notes(self, unanswered: str) -> list[str]:
+        """``pairing_notes(self.pairing.orphans(), unanswered)``, each orphan's note written once: the orphans of a
+        long session grow with it, and naming each one again at every call would be O(history) in Python. The
+        violations found only grow (their notes are kept in order); the calls still waiting are looked up by id."""
+        found, done, waiting = self.paired.setdefault(unanswered, ([], [0], {}))
+        found += pairing_notes(self.pairing.found[done[0]:], unanswered)  # one note per orphan: only the new ones
+        done[0] = len(self.pairing.found)
+        notes = list(found)
+        for cid, msg in self.pairing.open_calls.items():
+            hit = waiting.get(cid)
+            if hit is None or hit[0] is not msg:
+                hit = waiting[cid] = (msg, pairing_notes([Orphan("call_without_result", cid, msg.id, msg.where())],
+                                                         unanswered))
+            notes += hit[1]
+        return notes
+
+    def head_tokens(self, conversation: Conversation, meter: MessageMeter) -> int:
+        """infer_static_head's answer, computed once the history has a call with recorded usage (then fixed), else 0."""
+        if conversation.system or conversation.tools or not self.usage_seen:
+            return 0
+        if self.head is None or self.head[0] is not conversation.system or self.head[1] is not conversation.tools:
+            inferred = infer_static_head(conversation, meter)
+            self.head = (conversation.system, conversation.tools, inferred.tokens if inferred else 0)
+        return self.head[2]
+
 
 class IncrementalMeter(MessageMeter):
     """A :class:`~ctxlab.tokens.MessageMeter` that also remembers the last few histories it built contexts from
@@ -176,10 +195,10 @@ def _memo_for(meter: IncrementalMeter, items: tuple[Item, ...], key: tuple[str, 
     for memo in memos:
         if memo.key == key and memo.extends(items):
             memos.remove(memo)
-            memos.append(memo)  # most recently used last
-            return memo
-    memo = HistoryMemo(key)
-    memos.append(memo)
+            break
+    else:
+        memo = HistoryMemo(key)
+    memos.append(memo)  # most recently used last
     del memos[:-MAX_MEMOS]
     return memo
 
@@ -195,14 +214,7 @@ def _walk_stop(memo: HistoryMemo, newest: int, must: dict[int, str], room: int) 
     def free(j: int) -> int:
         return cum[newest] - cum[j] - sum(tokens[m] for m in must if j <= m < newest)
 
-    lo, hi = 0, newest  # free(newest) = 0 fits; find the smallest j with free(j) <= room
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if free(mid) <= room:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo - 1
+    return bisect.bisect_left(range(newest), True, key=lambda j: free(j) <= room) - 1  # free(newest) = 0 fits
 
 
 def _nth_unpinned_below(newest: int, n: int, must: dict[int, str]) -> int:
@@ -218,8 +230,7 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     """The Context build_context would return, from the meter's memo, its report as ``full_report`` asks; ``None``
     where build_context must speak for itself (a budget error, no messages). Bonus reading after chapter 08."""
     items = conversation.items if isinstance(conversation.items, tuple) else tuple(conversation.items)
-    key = (policy.granularity, policy.unanswered, profile.thinking)
-    memo = _memo_for(meter, items, key)
+    memo = _memo_for(meter, items, (policy.granularity, policy.unanswered, profile.thinking))
     memo.update(items, policy.granularity, policy.unanswered)
     if not memo.units:
         return None
@@ -227,9 +238,8 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     notes = [n for n in (profile.tokenizer_note,) if n]
     if memo.meta:
         notes.append(f"{memo.meta} meta messages are never sent and were left out")
-    head_t = conversation.inferred_head_tokens
-    if head_t is None:
-        head_t = _inferred_head(conversation, memo, meter)
+    known = conversation.inferred_head_tokens  # else inferred once, from the first recorded usage
+    head_t = memo.head_tokens(conversation, meter) if known is None else known
     if head_t:
         notes.append(f"static head of {head_t:,} tokens inferred from recorded usage (not in the transcript)")
     part = fixed_part(conversation, profile, meter, head_t)
@@ -237,7 +247,7 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
         fixed = check_fixed_part(part.tools_tokens, part.system_tokens, head_t, profile, budget)
     except BudgetError:
         return None
-    notes += pairing_notes(memo.pairing.orphans(), policy.unanswered)
+    notes += memo.orphan_notes(policy.unanswered)
     memo.sum_tokens(profile, meter)
     units, tokens = memo.units, memo.tokens
     newest = len(units) - 1
@@ -288,13 +298,3 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
                    system_tokens=part.system_tokens, head_tokens=head_t, overhead_tokens=part.overhead_tokens,
                    message_tokens=sum(tokens[i] for i in below) + memo.cum[newest + 1] - memo.cum[first],
                    report=tuple(report), notes=tuple(notes))
-
-
-def _inferred_head(conversation: Conversation, memo: HistoryMemo, meter: MessageMeter) -> int:
-    """infer_static_head's answer, computed once the history has a call with recorded usage (then fixed), else 0."""
-    if conversation.system or conversation.tools or not memo.usage_seen:
-        return 0
-    if memo.head is None or memo.head[0] is not conversation.system or memo.head[1] is not conversation.tools:
-        inferred = infer_static_head(conversation, meter)
-        memo.head = (conversation.system, conversation.tools, inferred.tokens if inferred else 0)
-    return memo.head[2]

@@ -32,28 +32,61 @@ from ctxlab.sendable import OPENER, sendable
 RECENT = 6  # remembered prefixes (a replay interleaves threads, side calls and views)
 
 
+class Ids:
+    """The ids a chain of prefixes holds, each with the position it first appears at: a prefix of length ``n``
+    holds ``c`` exactly when ``at[c] < n``. Prefixes that extend one another share one table, and the longest
+    (the ``tip``) extends it in place, so a join costs the piece's ids, not the prefix's (a frozenset union per
+    call would copy every id of the history: O(history) per call). Bonus reading after chapter 08."""
+
+    __slots__ = ("at", "tip")
+
+    def __init__(self, at: dict[str, int] | None = None, tip: int = 0) -> None:
+        self.at: dict[str, int] = at if at is not None else {}
+        self.tip = tip  # the length of the longest prefix whose ids are in the table
+
+    def holds(self, c: str | None, n: int) -> bool:
+        return self.at.get(c, n) < n  # type: ignore[arg-type]
+
+    def extended(self, n: int, ids: Sequence[tuple[str, int]], end: int) -> "Ids":
+        """The table of the prefix of length ``n`` with ``ids`` (id, position) added, the new prefix ``end`` long:
+        this table itself when ``n`` is its tip, else a copy of the part up to ``n``."""
+        table = self if n == self.tip else Ids({c: k for c, k in self.at.items() if k < n}, n)
+        for c, k in ids:
+            table.at.setdefault(c, k)
+        table.tip = end
+        return table
+
+
+def _call_ids(messages: Sequence[Message], offset: int) -> list[tuple[str, int]]:
+    return [(c, offset + k) for k, m in enumerate(messages) if m.role == "assistant" for c in m.call_ids]
+
+
 @dataclass(frozen=True)
 class Prefix:
     """A context's first messages and what ``sendable`` made of them, as a prefix of a longer context.
 
-    ``calls``: the recorded call ids in ``inputs``; ``names``: the wire ids in ``out``; ``ends_turn``: the last
-    sent message is an assistant message (nothing may be laid after it). Bonus reading after chapter 08.
+    ``calls``: the recorded call ids in ``inputs`` (positions in ``inputs``); ``names``: the wire ids in ``out``
+    (positions in ``out``); ``ends_turn``: the last sent message is an assistant message (nothing may be laid
+    after it). Bonus reading after chapter 08.
     """
 
     kind: str
     inputs: tuple[Message, ...]
     out: tuple[Message, ...]
-    calls: frozenset[str]
-    names: frozenset[str]
+    calls: Ids
+    names: Ids
     ends_turn: bool
+
+    def has_call(self, c: str | None) -> bool:
+        return self.calls.holds(c, len(self.inputs))
 
 
 def _piece(messages: tuple[Message, ...], kind: str, memo: dict) -> Prefix:
     """``sendable`` of one run of messages, with what a seam check needs."""
     out = sendable(messages, kind, memo)[0]
-    calls = frozenset(c for m in messages if m.role == "assistant" for c in m.call_ids)
-    names = frozenset(c for m in out if m.role == "assistant" for c in m.call_ids)
-    return Prefix(kind, messages, out, calls, names, bool(out) and out[-1].role == "assistant")
+    calls, names = Ids(), Ids()
+    return Prefix(kind, messages, out, calls.extended(0, _call_ids(messages, 0), len(messages)),
+                  names.extended(0, _call_ids(out, 0), len(out)), bool(out) and out[-1].role == "assistant")
 
 
 def _join(head: Prefix, piece: Prefix) -> Prefix | None:
@@ -67,15 +100,19 @@ def _join(head: Prefix, piece: Prefix) -> Prefix | None:
         return None
     if any(m is OPENER for m in inputs):  # an opener in the piece's input cannot be told from one rule 8 added
         return None
-    if any(m.role == "tool" and m.tool_call_id in head.calls for m in inputs):
+    if any(m.role == "tool" and head.has_call(m.tool_call_id) for m in inputs):
         return None
-    if not head.names.isdisjoint(piece.names):
+    n_out = len(head.out)
+    if any(k < len(piece.out) and head.names.holds(c, n_out) for c, k in piece.names.at.items()):
         return None
     out = piece.out
     if head.out and out and out[0] is OPENER:  # rule 8 looks at the whole context's first message: the head's
         out = out[1:]
-    return Prefix(head.kind, head.inputs + inputs, head.out + out, head.calls | piece.calls,
-                  head.names | piece.names, piece.ends_turn if out else head.ends_turn)
+    n_in = len(head.inputs)
+    calls = head.calls.extended(n_in, _call_ids(inputs, n_in), n_in + len(inputs))
+    names = head.names.extended(n_out, _call_ids(out, n_out), n_out + len(out))
+    return Prefix(head.kind, head.inputs + inputs, head.out + out, calls, names,
+                  piece.ends_turn if out else head.ends_turn)
 
 
 def _seam(messages: tuple[Message, ...], start: int) -> int:
@@ -96,15 +133,17 @@ class SendableCache:
         self._recent: list[Prefix] = []  # most recent last
 
     def _longest(self, messages: tuple[Message, ...], kind: str) -> Prefix:
-        best = Prefix(kind, (), (), frozenset(), frozenset(), False)
-        for p in self._recent:
+        best = Prefix(kind, (), (), Ids(), Ids(), False)
+        for p in sorted(self._recent, key=lambda p: len(p.inputs), reverse=True):  # the longest that matches wins
             n = len(p.inputs)
-            if p.kind == kind and len(best.inputs) < n <= len(messages) and messages[:n] == p.inputs:
-                best = p
+            if (p.kind == kind and 0 < n <= len(messages) and messages[n - 1] is p.inputs[-1]
+                    and messages[:n] == p.inputs):  # the last message first: one that cannot match costs no slice
+                return p
         return best
 
     def _remember(self, prefix: Prefix) -> None:
-        self._recent = [p for p in self._recent if p.inputs != prefix.inputs or p.kind != prefix.kind][-RECENT + 1:]
+        self._recent = [p for p in self._recent if p.kind != prefix.kind or len(p.inputs) != len(prefix.inputs)
+                        or p.inputs != prefix.inputs][-RECENT + 1:]
         self._recent.append(prefix)
 
     def messages(self, messages: Sequence[Message], kind: str) -> tuple[Message, ...]:

@@ -49,7 +49,8 @@ def peak_prompt_tokens(conversation: Conversation) -> int:
     """Tokens of the whole conversation as one context (tools, system, every message): the largest
     prompt ``full`` would send, under the conversation's own profile. Chapter 06."""
     profile = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
-    ctx = build_context(conversation, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=MessageMeter(profile))
+    meter = MessageMeter(profile, REPLAYS.counter(profile))  # the shared replays' counter: they count these again
+    ctx = build_context(conversation, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
     return ctx.total_tokens
 
 

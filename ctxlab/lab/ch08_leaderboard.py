@@ -1,4 +1,4 @@
-"""Chapter 08's measurements: every strategy side by side, the committed pi figures, and ctxlab inside an agent loop.
+"""Chapter 08's measurements: every strategy side by side, the committed pi figures, and the chapter's widget rows.
 
 Plain functions returning frozen rows (no ipywidgets, no plotly: :mod:`ctxlab.widgets.ch08_leaderboard`
 draws them); the leaderboard itself (:func:`~ctxlab.lab.compare.leaderboard`, one row per strategy) is
@@ -8,36 +8,35 @@ draws them); the leaderboard itself (:func:`~ctxlab.lab.compare.leaderboard`, on
 * :func:`leaderboard_window` — the window a transcript's leaderboard is measured at (its model's own when the
   transcript fills it, else one where the strategies differ); :func:`quick_strategies` — the strategies a long
   transcript is compared under; :func:`best` — the cheapest strategy that stayed inside the window;
+* :func:`own_leaderboard` — the chapter's "your transcript" cell: that leaderboard, its checklist, and the
+  windows its widget offers (:func:`widget_windows`);
 * :func:`read_leaderboard_csv` — the committed pi figures (``data/leaderboard_pi.csv``), as leaderboard rows
   and as chapter 07's policy rows;
-* :func:`fake_llm` / :func:`fake_tool` / :func:`run_fake_loop` — a dozen steps of an agent loop driven through
-  :class:`~ctxlab.loop.AgentLoop` by a fake model (no network), the session file in a folder you pick;
-* :func:`leaderboard_state` — what the chapter's widget shows for one strategy on one board.
-
-Simplified on purpose: the fake model's usage is made up from the request's size (chars/4).
+* :func:`fake_llm` / :func:`fake_tool` / :func:`run_fake_loop` / :func:`body_shape` — a dozen steps of an agent
+  loop driven by a fake model (no network): :mod:`ctxlab.lab.ch08_loop`, re-exported here;
+* :func:`leaderboard_state` — what the chapter's widget shows for one strategy on one board, and
+  :func:`widget_row`, the line the chapter prints for it.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ctxlab.facts import Fact
-from ctxlab.fast import FAST
 from ctxlab.io.checklist import load_facts
-from ctxlab.io.session import Session
 from ctxlab.lab.ch07_compaction import compaction_window, prefix_rewrites
 from ctxlab.lab.ch07_policies import PolicyRow, policy_name
-from ctxlab.lab.compare import CompareRow, Leaderboard, strategies_for
+from ctxlab.lab.ch08_loop import (SYSTEM, TASK, TOOLS, LoopRun, LoopStep, body_shape, fake_llm,  # noqa: F401
+                                  fake_tool, run_fake_loop)
+from ctxlab.lab.compare import CompareRow, Leaderboard, leaderboard, strategies_for
 from ctxlab.lab.data import CHECKLISTS, LEADERBOARD_PI
 from ctxlab.lab.replays import REPLAYS
-from ctxlab.loop import AgentLoop
-from ctxlab.messages import Conversation, ToolSpec
-from ctxlab.tables.profiles import profile_for, with_window
+from ctxlab.messages import Conversation
+from ctxlab.tables.profiles import profile_for
 
 # The strategies compared on a long transcript (a full leaderboard of pi takes about a minute).
 QUICK_STRATEGIES = ("full", "budgeted", "compaction", "pipeline")
@@ -67,14 +66,61 @@ def leaderboard_window(conversation: Conversation, step: int = 5_000) -> int:
     return cap if peak > 0.8 * cap else compaction_window(conversation, step)
 
 
+def is_long(conversation: Conversation) -> bool:
+    """Whether ``conversation`` has more than 150 model calls (its recorded assistant messages). Chapter 08."""
+    calls = sum(1 for m in conversation.messages if m.role == "assistant" and m.origin is None)
+    return calls > LONG_TRANSCRIPT_CALLS
+
+
 def quick_strategies(conversation: Conversation) -> tuple[str, ...]:
     """Every strategy for a short transcript; for a long one (over 150 calls) :data:`QUICK_STRATEGIES`, plus
     ``recorded`` when it holds compactions of its own. Chapter 08."""
     names = strategies_for(conversation)
-    calls = sum(1 for m in conversation.messages if m.role == "assistant" and m.origin is None)
-    if calls <= LONG_TRANSCRIPT_CALLS:
+    if not is_long(conversation):
         return names
     return QUICK_STRATEGIES + tuple(n for n in names if n == "recorded")
+
+
+def widget_windows(window: int, step: int = 5_000) -> tuple[int, ...]:
+    """The windows chapter 08's widget offers around a leaderboard's ``window``: it, then 3/4, 1/2 and 1/4 of it,
+    rounded to ``step`` tokens (at least one step), without repeats. ``widget_windows(200_000)`` →
+    ``(200000, 150000, 100000, 50000)``. Chapter 08."""
+    return tuple(dict.fromkeys(max(step, round(window * f / step) * step) for f in (1, 3 / 4, 1 / 2, 1 / 4)))
+
+
+@dataclass(frozen=True)
+class OwnBoard:
+    """Chapter 08's leaderboard of a learner's transcript: the strategies compared, the window, the checklist
+    (None when no bundled one belongs to it), the board, whether its replays ran the invariant checks, and the
+    windows the widget offers. Chapter 08."""
+
+    conversation: Conversation
+    names: tuple[str, ...]
+    window: int
+    facts: list[Fact] | None
+    board: Leaderboard
+    checked: bool
+    windows: tuple[int, ...]
+
+    @property
+    def long(self) -> bool:
+        """Whether only :data:`QUICK_STRATEGIES` (and ``recorded``) were compared: a long transcript."""
+        return self.names != strategies_for(self.conversation)
+
+
+def own_leaderboard(conversation: Conversation, *, check: bool | None = None) -> OwnBoard:
+    """The leaderboard chapter 08 shows for a learner's transcript: :func:`quick_strategies` at
+    :func:`leaderboard_window`, scored against :func:`facts_for`'s checklist when one belongs to it. ``check``:
+    replay with chapter 04's invariant checks (None: on a short transcript; a long one is replayed without them,
+    which takes about a quarter of the time on pi — ``leaderboard(..., check=True)`` adds them). The replays are the
+    chapters' shared ones (:data:`~ctxlab.lab.replays.REPLAYS`: the window search's ``full`` is reused).
+    Chapter 08."""
+    names = quick_strategies(conversation)
+    window = leaderboard_window(conversation)
+    facts = facts_for(conversation)
+    checked = not is_long(conversation) if check is None else check
+    board = leaderboard(conversation, names, window=window, facts=facts, check=checked)
+    return OwnBoard(conversation, names, window, facts, board, checked, widget_windows(window))
 
 
 def best(rows: Sequence[CompareRow]) -> CompareRow | None:
@@ -146,112 +192,6 @@ def read_leaderboard_csv(path: str | Path = LEADERBOARD_PI) -> CommittedFigures:
     return CommittedFigures(header, tuple(csv.DictReader(io.StringIO("".join(body)))))
 
 
-# ---- plug it into your loop ------------------------------------------------------------------------------------
-
-SYSTEM = "You are a careful coding agent. Use the tools; answer briefly."
-TASK = "Read every module under src/ and list the functions that return None. Never edit files."
-TOOLS = (ToolSpec("read_file", "Read a file and return its text.",
-                  {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),)
-
-
-def fake_llm(body: dict[str, Any], step: int, steps: int = 12) -> dict[str, Any]:
-    """A stand-in for a model API (no network): asks to read ``src/mod<step>.py`` until ``steps``, then answers.
-    Its usage is made up in Anthropic's fields from the body's size (chars/4), as a real reply would carry it.
-    Chapter 08."""
-    size = len(json.dumps(body)) // 4
-    if step < steps:
-        return {"text": f"Reading src/mod{step}.py next.",
-                "tool_calls": [(f"call{step}", "read_file", {"path": f"src/mod{step}.py"})],
-                "usage": {"input_tokens": 3, "cache_read_input_tokens": max(0, size - 3), "output_tokens": 25}}
-    return {"text": "Done: half of the handlers return None.", "tool_calls": [],
-            "usage": {"input_tokens": 3, "cache_read_input_tokens": max(0, size - 3), "output_tokens": 12}}
-
-
-def fake_tool(name: str, arguments: str) -> str:
-    """A deterministic tool: ``read_file`` returns about 600 tokens of Python for any path. Chapter 08."""
-    path = json.loads(arguments).get("path", "?")
-    return f"# {path}\n" + "".join(f"def handler_{i}(request):\n    return {'None' if i % 2 else 'request.ok'}\n\n"
-                                   for i in range(60))
-
-
-@dataclass(frozen=True)
-class LoopStep:
-    """One step of chapter 08's fake loop: the request's size (tokens) and messages, whether the strategy
-    compacted before it, and the session file afterwards (bytes, lines, and whether it only grew)."""
-
-    step: int
-    request_tokens: int
-    messages: int
-    compacted: bool
-    file_bytes: int
-    file_lines: int
-    appended_only: bool
-
-
-@dataclass(frozen=True)
-class LoopRun:
-    """Chapter 08's fake agent run: its steps, the first request bodies (both providers'), the session file's
-    name and the window (tokens)."""
-
-    steps: tuple[LoopStep, ...]
-    first_anthropic_body: dict[str, Any]
-    first_openai_body: dict[str, Any]
-    file_name: str
-    window: int
-
-
-def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, strategy: str = "compaction",
-                  model: str = "claude-sonnet-4-5") -> LoopRun:
-    """An agent loop driven by :func:`fake_llm` through :class:`~ctxlab.loop.AgentLoop`, the session written
-    to ``path`` (a new file). Swap ``fake_llm`` for your HTTP client and ``fake_tool`` for your tools. Chapter 08."""
-    path = Path(path)
-    session = Session.create(path, system=[SYSTEM], tools=TOOLS, model=model)
-    manager = AgentLoop(session, strategy, model=model, profile=with_window(profile_for(model), window), speedup=FAST)
-    manager.add_user(TASK)
-    log, first = [], None
-    for step in range(1, steps + 1):
-        before = path.read_bytes()
-        request = manager.next_request()  # 1. the strategy decides what to send (and may compact)
-        first = first or request
-        reply = fake_llm(request.anthropic_body, step, steps)  # 2. your model call
-        message = manager.record_response(reply["text"], reply["tool_calls"], usage=reply["usage"])  # 3. record it
-        for call in message.tool_calls:  # 4. run the tools, record their results
-            manager.add_tool_result(call.id, fake_tool(call.name, call.arguments), name=call.name)
-        after = path.read_bytes()
-        log.append(LoopStep(step, request.context.total_tokens, len(request.context.messages),
-                            any(n.startswith("compacted") for n in request.notes), len(after), after.count(b"\n"),
-                            after.startswith(before)))
-        if not message.tool_calls:
-            break
-    assert first is not None
-    return LoopRun(tuple(log), first.anthropic_body, first.openai_body, path.name, window)
-
-
-def body_shape(body: Any, depth: int = 0, max_depth: int = 3) -> list[str]:
-    """A request body's shape, one line per key: ``messages: list[1]`` and, indented, the first item's keys;
-    strings as ``str`` with their length. No content. Chapter 08."""
-    pad = "  " * depth
-    lines = []
-    if isinstance(body, dict):
-        for k, v in body.items():
-            if isinstance(v, (dict, list)) and depth < max_depth:
-                lines.append(f"{pad}{k}: {_kind(v)}")
-                lines += body_shape(v if isinstance(v, dict) else (v[0] if v else {}), depth + 1, max_depth)
-            else:
-                lines.append(f"{pad}{k}: {_kind(v)}")
-    return lines
-
-
-def _kind(v: Any) -> str:
-    if isinstance(v, list):
-        return f"list[{len(v)}]" + (" (first item below)" if v and isinstance(v[0], dict) else "")
-    if isinstance(v, dict):
-        return "object"
-    if isinstance(v, str):
-        return f"str ({len(v)} chars)" if len(v) > 40 else repr(v)
-    return type(v).__name__ if not isinstance(v, (int, float, bool)) else repr(v)
-
-
 # ---- what the chapter's widget shows -------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -272,6 +212,23 @@ class LeaderboardState:
     def best(self) -> CompareRow | None:
         """The cheapest strategy that stayed inside the window (:func:`best`). Chapter 08."""
         return best(self.rows)
+
+
+WIDGET_COLUMNS = ("strategy", "window", "cost", "hit rate", "compactions", "prefix rewrites", "largest context",
+                  "facts kept", "rank", "cheapest inside the window")
+
+
+def widget_row(state: LeaderboardState) -> tuple:
+    """One row of the table chapter 08 prints after moving its widget (:data:`WIDGET_COLUMNS`); a strategy that
+    could not build a context, or is not on the board, says so in the cost column. Chapter 08."""
+    r, top = state.selected, state.best
+    cheapest = top.name if top else "—"
+    if r is None or r.error or r.cost_usd is None:
+        why = "not on the board" if r is None else "cannot build a context" if r.error else "unpriced"
+        return (state.strategy, state.window, why, "—", "—", state.rewrites, state.max_context, "—", "—",
+                cheapest)
+    return (state.strategy, state.window, f"${r.cost_usd:,.4f}", f"{100 * (r.hit_rate or 0):.1f}%", r.compactions,
+            state.rewrites, state.max_context, r.facts_kept, state.rank or "—", cheapest)
 
 
 def leaderboard_state(board: Leaderboard, strategy: str, window: int) -> LeaderboardState:

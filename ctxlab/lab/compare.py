@@ -109,7 +109,8 @@ def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = N
                 check: bool = True, progress: Callable[[str], None] | None = None) -> Leaderboard:
     """Replay ``conversation`` under each strategy (default: :func:`strategies_for`), keeping the replays.
 
-    ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8820.
+    ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8710
+    (``tests/test_docstring_numbers.py`` checks it).
     A strategy that cannot build a context gets a row with ``error`` (the whole message, on one line) and no
     replay. The replays come from :data:`~ctxlab.lab.replays.REPLAYS` (run there on first demand);
     ``progress(name)`` is called after each strategy's row (a widget's progress bar). Chapter 08.
@@ -131,11 +132,12 @@ def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = N
 
 def compare(conversation: Conversation, strategies: Sequence[str] | None = None, *, window: int | None = None,
             provider: str | None = None, model: str | None = None,
-            facts: Sequence[Fact] | None = None, check: bool = True) -> list[CompareRow]:
+            facts: Sequence[Fact] | None = None, check: bool = True,
+            progress: Callable[[str], None] | None = None) -> list[CompareRow]:
     """Replay ``conversation`` under each strategy; one :class:`CompareRow` each, in the order given (the rows
-    of :func:`leaderboard`). Chapter 08."""
+    of :func:`leaderboard`; ``progress(name)`` after each). Chapter 08."""
     return list(leaderboard(conversation, strategies, window=window, provider=provider, model=model, facts=facts,
-                            check=check).rows)
+                            check=check, progress=progress).rows)
 
 
 def format_rows(rows: Sequence[CompareRow]) -> str:

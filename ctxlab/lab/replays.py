@@ -9,6 +9,11 @@ first demand; whoever asks next gets the same :class:`~ctxlab.replay.ReplayResul
 :class:`~ctxlab.base.errors.CtxlabError`, raised again). :meth:`ReplayCache.retention` keeps a replay's checklist
 score the same way. The widgets' background thread (``ctxlab/widgets/_progress.py``) asks here too.
 
+The replays run here share more than their results: each token count (:class:`CountedOnce`, one per counter: a
+text counted by one replay, or by :func:`ctxlab.lab.ch06_summaries.peak_prompt_tokens`, is not counted again by
+the next), and a pause point before each request a replay renders (``ReplayCache.pause``: the widgets hold their
+background replay there while a click's replay runs, so the click does not share the CPU with it).
+
 Simplified on purpose: a conversation is keyed by its identity, not its contents (the cache keeps a reference,
 so the id is not reused while its replays are held): load a transcript once and pass the same object. A
 strategy is keyed by its name and the options that differ from its defaults; an option that is not a plain
@@ -28,9 +33,11 @@ from typing import Any
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.facts import Fact, FactReport, fact_retention
-from ctxlab.fast import FAST
+from ctxlab.fast import FAST, IncrementalMeter
 from ctxlab.messages import Conversation
-from ctxlab.replay import ReplayResult, Strategy, get_strategy, replay
+from ctxlab.replay import ReplayResult, Speedup, Strategy, get_strategy, replay
+from ctxlab.tables.profiles import ModelProfile
+from ctxlab.tokens import TokenCounter, counter_for
 
 _PLAIN = (str, int, float, bool, type(None))
 _DEFAULTS: dict[str, Strategy] = {}  # strategy name -> an instance with its defaults (compared, never run)
@@ -58,6 +65,61 @@ def options_key(strategy: str, options: dict[str, Any]) -> tuple[tuple[str, Any]
     default = _DEFAULTS[strategy]
     missing = object()
     return tuple(sorted((k, v) for k, v in options.items() if getattr(default, k, missing) != v))
+
+
+class CountedOnce:
+    """A token counter that counts each distinct text once and then remembers it: the same numbers as ``counter``
+    (its ``name`` and ``exact`` too). The replays a cache runs share one per counter, so a second strategy's replay
+    of a session counts only the texts the first did not (the summaries it writes, say). At most ``max_chars``
+    characters of text are remembered (then it starts afresh). ``CountedOnce(counter_for(profile)).count("hi")``
+    → what the counter gives. Chapters 04–08."""
+
+    def __init__(self, counter: TokenCounter, max_chars: int = 50_000_000) -> None:
+        self.counter, self.max_chars = counter, max_chars
+        self.name, self.exact = counter.name, counter.exact
+        self._counts: dict[str, int] = {}
+        self._chars = 0
+
+    def count(self, text: str) -> int:
+        n = self._counts.get(text)
+        if n is None:
+            n = self.counter.count(text)
+            if self._chars + len(text) > self.max_chars:
+                self._counts, self._chars = {}, 0
+            self._counts[text] = n  # one dict write: safe beside another thread's (the GIL)
+            self._chars += len(text)
+        return n
+
+    def encode(self, text: str) -> list[int]:
+        return self.counter.encode(text)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> Any:  # anything else a counter offers (encoding_name, calibration, ...)
+        if name == "counter":
+            raise AttributeError(name)
+        return getattr(self.counter, name)
+
+    def __repr__(self) -> str:
+        return f"CountedOnce({self.counter!r})"
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Pausing:
+    """A replay's renderer that first lets ``cache.pause`` hold the thread (the render itself is ``inner``'s)."""
+
+    def __init__(self, inner: Any, cache: ReplayCache) -> None:
+        self.inner, self.cache = inner, cache
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self.cache.pause()
+        return self.inner(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
 
 @dataclass
@@ -97,6 +159,23 @@ class ReplayCache:
         self.guard: Callable[[], AbstractContextManager[Any]] = nullcontext
         self._running: dict[tuple, threading.Event] = {}
         self._lock = threading.Lock()
+        self._counters: dict[Any, CountedOnce] = {}  # a profile's counter -> the one its replays here share
+        # FAST's render cache and incremental meters, each meter counting through the shared counters
+        self.speedup = Speedup(meter=lambda profile: IncrementalMeter(profile, self.counter(profile)),
+                               renderer=lambda: _Pausing(FAST.renderer(), self))
+        # called before each request a replay run here renders: the widgets set it so that their background thread
+        # waits there while another thread replays (the click's replay does not share the CPU with it)
+        self.pause: Callable[[], None] = _nothing
+
+    def counter(self, profile: ModelProfile) -> CountedOnce:
+        """The counter every replay run here uses under ``profile``: its own (:func:`~ctxlab.tokens.counter_for`),
+        remembering what it counted, shared by every profile with the same one. Chapters 04–08."""
+        base = counter_for(profile)
+        with self._lock:
+            got = self._counters.get(base)
+            if got is None:
+                got = self._counters[base] = CountedOnce(base)
+            return got
 
     def key(self, conversation: Conversation, strategy: str = "budgeted", *, provider: str | None = None,
             model: str | None = None, window: int | None = None, check: bool = False, warm: bool = False,
@@ -186,24 +265,36 @@ class ReplayCache:
 
     def retention(self, result: ReplayResult, facts: Sequence[Fact], conversation: Conversation) -> FactReport:
         """:func:`~ctxlab.facts.fact_retention` of a replay, computed once per (replay, checklist, conversation)
-        and kept beside the replays (a checklist of 22 facts on pi takes about a second). Raises what
-        ``fact_retention`` raises (ValueError). Chapters 06 and 08."""
+        and kept beside the replays; two threads asking at once score it once. Raises what ``fact_retention``
+        raises (ValueError). Chapters 06 and 08."""
         key = (id(result), id(conversation), tuple(facts))
-        with self._lock:
-            got = self._scores.get(key)
-        if got is None:
+        while True:
+            with self._lock:
+                got = self._scores.get(key)
+                if got is not None:
+                    return got[2]
+                running = self._running.get(("score", key))
+                if running is None:
+                    done = self._running[("score", key)] = threading.Event()
+                    break
+            running.wait()  # another thread scores it: wait, then read it (or score it, if that failed)
+        try:
             got = (result, conversation, fact_retention(result, facts, conversation))  # the refs keep the ids
             with self._lock:
                 self._scores[key] = got
                 while len(self._scores) > self.max_replays:
                     self._scores.popitem(last=False)
+        finally:
+            with self._lock:
+                self._running.pop(("score", key), None)
+            done.set()
         return got[2]
 
     def _replay(self, conversation: Conversation, strategy: Strategy, settings: dict[str, Any]) -> ReplayResult:
         with self.guard():  # the widgets' background thread starts no job meanwhile
-            return replay(conversation, strategy, speedup=FAST, **settings)
+            return replay(conversation, strategy, speedup=self.speedup, **settings)
 
 
 REPLAYS = ReplayCache()  # the cache every chapter's lab functions and widgets share
 
-__all__ = ["REPLAYS", "ReplayCache", "options_key"]
+__all__ = ["REPLAYS", "CountedOnce", "ReplayCache", "options_key"]

@@ -53,7 +53,7 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     Raises ``FileNotFoundError`` when the file is not there, ``ValueError`` for a thread it does
     not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read.
     """
-    file = Path(path) if path is not None else SAMPLE_SESSION
+    file = Path(path).expanduser() if path is not None else SAMPLE_SESSION  # "~/..." as a shell reads it
     if not file.exists():
         what = "the bundled sample" if path is None else "your transcript"
         raise FileNotFoundError(f"{rel(file)}: {what} is not there. "

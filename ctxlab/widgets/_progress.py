@@ -7,7 +7,9 @@ UI plumbing for chapters 04–08 (not a concept). What it holds:
 * :class:`Worker` and :data:`WORKER` — one daemon thread running, one at a time, the jobs a widget queued (the
   replays its next click will likely need), from :data:`ctxlab.lab.replays.REPLAYS`, so a click that needs a
   replay the thread is running waits for it instead of running it twice. While another thread runs a replay
-  (a click, a cell) the worker starts no new job; :func:`background_wanted` is the rule for using it at all.
+  (a click, a cell) the worker starts no new job, and the replay it is running waits at its next model call
+  (:meth:`Worker.checkpoint`), so the click's replay has the CPU to itself; :func:`background_wanted` is the rule
+  for using it at all.
 
 The bar's updates are sent while the cell still runs (a kernel sends widget messages at once, from any thread), so
 a learner sees it move during a long first visit. Nothing here prints into a cell, and nothing starts a thread on
@@ -121,6 +123,7 @@ class Worker:
         self._busy = 0
         self._thread: threading.Thread | None = None
         self._batches: dict[int, Batch] = {}
+        self.paused = 0  # times a background replay waited for another thread's (see checkpoint)
 
     def submit(self, owner: object, jobs: Sequence[tuple[str, Callable[[], Any]]],
                progress: Callable[[int, int, str], None] | None = None) -> Batch:
@@ -182,6 +185,17 @@ class Worker:
                 self._foreground -= mine
                 self._cond.notify_all()
 
+    def checkpoint(self) -> None:
+        """Called on the worker's thread between two model calls of a replay (:data:`REPLAYS`'s ``pause``): while
+        another thread replays (:meth:`foreground`), wait here, so that the click's own replay has the CPU to itself.
+        Elsewhere it returns at once. ``paused`` counts the waits. Chapters 04–08."""
+        if not self._foreground or threading.current_thread() is not self._thread:
+            return
+        with self._cond:
+            if self._foreground:
+                self.paused += 1
+                self._cond.wait_for(lambda: not self._foreground)
+
     def _loop(self) -> None:
         while True:
             with self._cond:
@@ -207,3 +221,4 @@ class Worker:
 
 WORKER = Worker()  # the background thread every chapter widget queues its next replays on
 REPLAYS.guard = WORKER.foreground  # a replay run on any other thread holds the worker back meanwhile
+REPLAYS.pause = WORKER.checkpoint  # ... and pauses the one the worker is running, between two model calls

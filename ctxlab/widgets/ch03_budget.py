@@ -33,6 +33,7 @@ from ctxlab.lab.ch03_budget import (
 )
 from ctxlab.messages import Conversation
 from ctxlab.tables.profiles import ModelProfile
+from ctxlab.widgets._inputs import conversation_of, widened
 from ctxlab.widgets._plots import COLOURS, figure, html_bar, html_units
 
 __all__ = ["granularity_figure", "BudgetWidget"]
@@ -59,6 +60,7 @@ class BudgetWidget:
                  budget: int | None = None, step: int = 500) -> None:
         import ipywidgets as W
 
+        conversation = conversation_of(conversation, "BudgetWidget")
         self.conversation = conversation
         self.profiles = dict(profiles or default_profiles(conversation))
         self.step = step
@@ -68,7 +70,9 @@ class BudgetWidget:
         self.profile = W.Dropdown(options=[(safe_text(n), n) for n in self.profiles], value=first,  # names: the file's model
                                   description="profile")
         lo, hi = self.bounds(first)
-        self.budget = W.IntSlider(value=min(max(budget or hi, lo), hi), min=lo, max=hi, step=step,
+        if budget is not None:  # a budget off the slider's range widens it (the slider would clamp it quietly)
+            budget, lo, hi = widened("BudgetWidget", "budget", budget, lo, hi)
+        self.budget = W.IntSlider(value=hi if budget is None else budget, min=lo, max=hi, step=step,
                                   description="budget", continuous_update=False, readout_format=",",
                                   layout=W.Layout(width="95%"), style={"description_width": "initial"})
         self.controls = W.VBox([self.profile, self.budget])

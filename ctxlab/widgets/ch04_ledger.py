@@ -35,6 +35,7 @@ from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.tables.profiles import profile_for
+from ctxlab.widgets._inputs import conversation_of, widened
 from ctxlab.widgets._ledger_plot import ledger_figure
 from ctxlab.widgets._plots import error_html, show_in
 from ctxlab.widgets._progress import WORKER, Progress, background_wanted, run_steps
@@ -49,7 +50,8 @@ class LedgerWidget:
     ``replays``): the same numbers, no widgets touched. ``precompute=True`` replays every strategy under both
     providers' rules when the widget opens (see :meth:`precompute`). ``background``: replay the settings one click
     away after each change (None: on a transcript of more than 150 model calls); ``progress`` is the bar under the
-    controls. Chapter 04.
+    controls. ``conversation`` may be what ``ctxlab.load`` returns (a Transcript of one conversation); a ``window``
+    off the slider's range (5,000 to the model's window) widens it, it is never clamped. Chapter 04.
     """
 
     def __init__(self, conversation: Conversation, *, window: int | None = None, strategy: str = "full",
@@ -57,17 +59,20 @@ class LedgerWidget:
                  background: bool | None = None) -> None:
         import ipywidgets as W
 
+        conversation = conversation_of(conversation, "LedgerWidget")
         self.conversation = conversation
         self.replays = LedgerReplays(conversation)  # every replay run and every state measured, by settings
         own = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
         provider = provider or (own.provider if own.provider in PROVIDERS else "anthropic")
         n = max(2, sum(1 for _, c in model_calls(conversation) if c.thread == self.replays.thread))
         top = max(200_000, own.context_window if own.context_window <= 1_000_000 else 200_000)
+        window, low, top = widened("LedgerWidget", "window", window, 5_000, top) if window is not None else \
+            (min(own.context_window, top), 5_000, top)  # a window off the slider's range widens it (no quiet clamp)
         style = {"description_width": "initial"}
         self.strategy = W.Dropdown(options=list(STRATEGIES), value=strategy, description="strategy")
         self.provider = W.Dropdown(options=list(PROVIDERS), value=provider, description="cache rules")
         self.model = W.Dropdown(options=list(models), value=models[0], description="model")
-        self.window = W.IntSlider(value=window or min(own.context_window, top), min=5_000, max=top, step=5_000,
+        self.window = W.IntSlider(value=window, min=low, max=top, step=5_000,
                                   description="window (tokens)", continuous_update=False, readout_format=",",
                                   style=style, layout=W.Layout(width="60%"))
         self.pause_minutes = W.IntSlider(value=0, min=0, max=90, step=1, description="coffee break (min)",

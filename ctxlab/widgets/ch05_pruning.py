@@ -18,6 +18,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import shown
 from ctxlab.io.page_store import PageStore
 from ctxlab.lab.ch05_paging import PruneState, paged_preview, prune_state
@@ -26,6 +27,7 @@ from ctxlab.messages import Message
 from ctxlab.paging import page_lines
 from ctxlab.replay import ReplayResult
 from ctxlab.tokens import TokenCounter
+from ctxlab.widgets._inputs import widened
 from ctxlab.widgets._plots import figure
 
 
@@ -55,19 +57,30 @@ class PruneWidget:
     recorded, whether the pruned text still holds it, and what ``read_page`` returns for it. Chapter 05.
     """
 
-    def __init__(self, msg: Message, *, head: int = 1_000, tail: int = 500, line: int | None = None,
+    def __init__(self, msg: Message, *, head: int | None = None, tail: int | None = None, line: int | None = None,
                  counter: TokenCounter | None = None, max_tokens: int = 8_000) -> None:
         import ipywidgets as W
 
+        if not isinstance(msg, Message):
+            raise CtxlabError(f"PruneWidget takes one message (a large tool result), got {type(msg).__name__}: e.g. "
+                              "PruneWidget(largest_tool_result(conversation, counter))")
         self.msg = msg
         self.counter = counter or o200k_counter()
         self.store = PageStore.in_memory()
         self.lines = page_lines(msg.text)
         top = max(100, min(max_tokens, self.counter.count(msg.text)))
+        # None: 1,000 and 500, within the slider; a value given is honoured (the slider widened to it, never clamped)
+        head, _, top = widened("PruneWidget", "head", head, 0, top, allow_zero=True) if head is not None else \
+            (min(1_000, top), 0, top)
+        tail, _, top = widened("PruneWidget", "tail", tail, 0, top, allow_zero=True) if tail is not None else \
+            (min(500, top), 0, top)
+        if line is not None and not (isinstance(line, int) and 1 <= line <= max(1, len(self.lines))):
+            raise CtxlabError(f"PruneWidget: line must be from 1 to {max(1, len(self.lines)):,}, the message's lines "
+                              f"(got {line!r})")
         style = {"description_width": "initial"}
-        self.head = W.IntSlider(value=min(head, top), min=0, max=top, step=50, description="head (tokens)",
+        self.head = W.IntSlider(value=head, min=0, max=top, step=50, description="head (tokens)",
                                 continuous_update=False, readout_format=",", style=style, layout=W.Layout(width="60%"))
-        self.tail = W.IntSlider(value=min(tail, top), min=0, max=top, step=50, description="tail (tokens)",
+        self.tail = W.IntSlider(value=tail, min=0, max=top, step=50, description="tail (tokens)",
                                 continuous_update=False, readout_format=",", style=style, layout=W.Layout(width="60%"))
         self.line = W.BoundedIntText(value=1, min=1, max=max(1, len(self.lines)), description="read line",
                                      style=style, layout=W.Layout(width="220px"))

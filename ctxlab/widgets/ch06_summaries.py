@@ -11,17 +11,20 @@ the placements in :mod:`ctxlab.lab.ch06_placement`, the cost of regenerating in
 its window, so a second visit is instant; a new window replays the whole conversation (about 0.3 s on the
 sample; the progress bar under the slider says so), through the chapters' shared replays
 (:data:`ctxlab.lab.replays.REPLAYS`: the chapter's retention table then reuses the widget's). On a long
-transcript (more than 150 model calls) the widget replays the slider's other stops in the background after it
-opens, nearest first.
+transcript (more than 150 model calls) the widget is on screen at once: its first window's replay and checklist
+score are the background thread's first job (the progress bar says so; reading ``state`` waits for them), then
+the slider's other stops, nearest first.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Sequence
 
 import plotly.graph_objects as go
 
+from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import shown
 from ctxlab.facts import Fact
@@ -31,6 +34,7 @@ from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.summary_strategy import BudgetedSummaryStrategy
+from ctxlab.widgets._inputs import conversation_of
 from ctxlab.widgets._plots import error_html, figure
 from ctxlab.widgets._progress import WORKER, Progress, background_wanted
 
@@ -56,23 +60,31 @@ class SummaryWidget:
 
     ``w = SummaryWidget(conv, facts, windows=[30_000, 60_000]); w.window.value = 60_000; w.state.lost``.
     Every state is kept by window (``timings`` holds what each first visit cost, in seconds; ``replays`` counts the
-    first visits). ``background``: replay the other stops after opening (None: on a transcript of more than 150
-    model calls); ``progress`` is the bar under the slider. Chapter 06.
+    first visits). ``background``: open at once and replay the first stop, then the others, in the background
+    (None: on a transcript of more than 150 model calls); ``progress`` is the bar under the slider. ``windows``
+    are taken as given (whole numbers of tokens; a window too small for any context shows why). ``conversation``
+    may be what ``ctxlab.load`` returns (a Transcript of one conversation). Chapter 06.
     """
 
     def __init__(self, conversation: Conversation, facts: Sequence[Fact] = (), *, windows: Sequence[int] | None = None,
                  placement: str = "system_end", background: bool | None = None) -> None:
         import ipywidgets as W
 
+        conversation = conversation_of(conversation, "SummaryWidget")
+        try:  # each stop a window of its own, honoured as given (one too small shows why, it is not clamped)
+            given = None if windows is None else [validate.tokens("windows", w, allow_none=False) for w in windows]
+        except CtxlabError as err:
+            raise CtxlabError(f"SummaryWidget: {err}") from None
         self.conversation = conversation
         self.facts = list(facts)
         self.placement = placement
         self.thread = next((c.thread for _, c in model_calls(conversation)), "main")
         self._states: dict[int, SummaryState] = {}  # window -> state
         self._runs: dict[int, tuple[BudgetedSummaryStrategy, ReplayResult]] = {}  # window -> its replay
+        self._lock = threading.Lock()
         self.replays = 0  # first visits so far, each a replay unless the shared cache held it (a second visit: none)
         self.timings: dict[int, float] = {}  # window -> seconds its first computation took
-        options = list(windows or default_windows(conversation))
+        options = list(dict.fromkeys(given)) if given else default_windows(conversation)
         self.window = W.SelectionSlider(options=[(f"{w:,}", w) for w in options], value=options[0],
                                         description="window (tokens)", continuous_update=False,
                                         style={"description_width": "initial"}, layout=W.Layout(width="60%"))
@@ -84,13 +96,41 @@ class SummaryWidget:
         self.widget = W.VBox([self.controls, self.progress.widget, self.label,
                               W.HBox([self.summary_view, self.facts_view])])
         self.background = background_wanted(conversation, background)
-        self.state = self.compute(self.window.value)
+        self._shown: int | None = None  # the window whose state the view shows (None: not yet)
+        first = self.window.value
+        if self.background and not REPLAYS.held(conversation, "budgeted+summary", window=first, placement=placement):
+            # a long transcript: the widget is on screen at once, its first replay is the background's first job
+            self.progress.start(1, f"budgeted+summary at {first:,}")
+            self.label.value = (f"window <b>{first:,}</b>: replaying <code>budgeted+summary</code> and scoring the "
+                                "checklist; the numbers appear here when it is done (reading <code>.state</code> "
+                                "waits for them).")
+        else:
+            self._show(first)
         self.window.observe(self._on_change, names="value")
-        self._render()
         self._plan()
+
+    @property
+    def state(self) -> SummaryState:
+        """The state at the slider's window: computed now if it is not yet (waiting for the background when it is
+        replaying it). Chapter 06."""
+        window = self.window.value
+        if window not in self._states:
+            self.compute(window)
+        return self._states[window]
+
+    def _show(self, window: int) -> None:
+        """Compute (or read) ``window``'s state and draw it, if the slider still stands there."""
+        state = self.compute(window)
+        if self.window.value == window:
+            self._shown = window
+            self._render(state)
 
     def compute(self, window: int) -> SummaryState:
         """The state for ``window``, from the kept replay or a new one; an impossible window is reported. Chapter 06."""
+        with self._lock:  # the background draws the first window when it has it: one first visit, counted once
+            return self._compute(window)
+
+    def _compute(self, window: int) -> SummaryState:
         if window in self._states:
             return self._states[window]
         started = time.perf_counter()
@@ -99,7 +139,7 @@ class SummaryWidget:
         if fresh:
             self.progress.start(1, f"budgeted+summary at {window:,}")
         state, run = summary_run(self.conversation, self.facts, window, placement=self.placement, thread=self.thread)
-        if fresh:
+        if fresh or self.progress.bar.value < self.progress.bar.max:  # this replay, or the background's first one
             self.progress.step(f"budgeted+summary at {window:,}")
             self.progress.done(f"replayed budgeted+summary at {window:,}")
         if run is not None:
@@ -121,9 +161,14 @@ class SummaryWidget:
         stops = [v for _, v in self.window.options]
         here = stops.index(self.window.value)
         todo = [w for w in sorted(stops, key=lambda v: (abs(stops.index(v) - here), v)) if w not in self._states]
-        WORKER.submit(self, [(f"budgeted+summary at {w:,}", lambda w=w: summary_run(
-            self.conversation, self.facts, w, placement=self.placement, thread=self.thread)) for w in todo],
-            self.progress.background)
+        WORKER.submit(self, [(f"budgeted+summary at {w:,}", lambda w=w: self._ahead(w)) for w in todo],
+                      self.progress.background)
+
+    def _ahead(self, window: int) -> None:
+        """The background's job: the replay and its score into the shared cache; drawn if the slider waits for it."""
+        summary_run(self.conversation, self.facts, window, placement=self.placement, thread=self.thread)
+        if self.window.value == window and self._shown != window:
+            self._show(window)
 
     def run(self, window: int) -> tuple[BudgetedSummaryStrategy, ReplayResult]:
         """The strategy (holding its last summary) and the replay behind a window's state; raises the
@@ -134,12 +179,11 @@ class SummaryWidget:
         return self._runs[window]
 
     def _on_change(self, change: dict[str, Any]) -> None:
-        self.state = self.compute(change["new"])
-        self._render()
+        self._show(change["new"])
         self._plan()
 
-    def _render(self) -> None:
-        s = self.state
+    def _render(self, state: SummaryState | None = None) -> None:
+        s = state if state is not None else self.state
         if s.error:
             self.label.value = error_html("no replay", s.error)
             self.summary_view.value = self.facts_view.value = ""

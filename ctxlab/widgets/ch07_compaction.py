@@ -23,6 +23,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_html
 from ctxlab.compaction import CompactionPolicy
@@ -39,6 +40,7 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.lab.workbook import text_table
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
+from ctxlab.widgets._inputs import conversation_of, ratio_widened
 from ctxlab.widgets._plots import COLOURS, error_html, figure, show_in
 from ctxlab.widgets._progress import WORKER, Progress, background_wanted
 
@@ -85,16 +87,25 @@ class SawtoothWidget:
                  background: bool | None = None) -> None:
         import ipywidgets as W
 
+        conversation = conversation_of(conversation, "SawtoothWidget")
+        try:
+            window = validate.tokens("window", window, allow_none=False)
+        except CtxlabError as err:
+            raise CtxlabError(f"SawtoothWidget: {err}") from None
+        # a ratio off a slider's range widens it (the slider would clamp it quietly)
+        trigger, trigger_lo, trigger_hi = ratio_widened("SawtoothWidget", "trigger", trigger, 0.5, 0.95)
+        target, target_lo, target_hi = ratio_widened("SawtoothWidget", "target", target, 0.1, 0.9)
         self.conversation = conversation
         self.window = window
         self.cache: dict[tuple, ReplayResult] = {}  # (window, policy, metering) -> replay; policy_rows can share it
         self._states: dict[tuple[float, float], SawtoothState] = {}
         self.timings: dict[tuple[float, float], float] = {}
         style = {"description_width": "initial"}
-        self.trigger = W.FloatSlider(value=trigger, min=0.5, max=0.95, step=0.05,
+        self.trigger = W.FloatSlider(value=trigger, min=trigger_lo, max=trigger_hi, step=0.05,
                                      description="trigger (share of window)", readout_format=".0%",
                                      continuous_update=False, style=style, layout=W.Layout(width="48%"))
-        self.target = W.FloatSlider(value=target, min=0.1, max=0.9, step=0.05, description="target (share of window)",
+        self.target = W.FloatSlider(value=target, min=target_lo, max=target_hi, step=0.05,
+                                    description="target (share of window)",
                                     readout_format=".0%", continuous_update=False, style=style,
                                     layout=W.Layout(width="48%"))
         self.controls = W.HBox([self.trigger, self.target])

@@ -13,11 +13,14 @@ a strategy change only picks another kept replay. The replays are the chapters' 
 (:data:`ctxlab.lab.replays.REPLAYS`): the board the chapter's cell computed at a window opens at once. A first
 visit moves the progress bar under the controls, one step per strategy replayed; on a long transcript (more
 than 150 model calls) the widget replays the other windows in the background after it opens, one strategy at a
-time, so that a later window change finds its board computed (``wait()`` blocks until it is).
+time, so that a later window change finds its board computed (``wait()`` blocks until it is). There, a window
+whose board is not computed yet answers at once: the label says what is being replayed, the background replays
+that window first and draws its board when it has it (reading ``state`` waits for it).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Sequence
 
@@ -26,7 +29,7 @@ import plotly.graph_objects as go
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_html, shown
 from ctxlab.facts import Fact
-from ctxlab.lab.ch08_leaderboard import LeaderboardState, leaderboard_state, quick_strategies
+from ctxlab.lab.ch08_leaderboard import LeaderboardState, OwnBoard, leaderboard_state, quick_strategies
 from ctxlab.lab.compare import CompareRow, Leaderboard, format_rows, leaderboard
 from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
@@ -65,7 +68,8 @@ class LeaderboardWidget:
     ``check``: replay with the invariant checks, as :func:`~ctxlab.lab.compare.leaderboard` does. ``background``:
     precompute the other windows after opening (None: on a transcript of more than 150 model calls).
     ``progress`` is the bar under the controls; ``timings`` holds what each window's first visit cost (seconds),
-    ``last_reaction_s`` the last control change. Chapter 08.
+    ``last_reaction_s`` the last control change. Raises ValueError for no window, or a window that is not a
+    positive whole number. :meth:`for_board` opens it on the chapter's leaderboard of your transcript. Chapter 08.
     """
 
     def __init__(self, conversation: Conversation, windows: Sequence[int], *, facts: Sequence[Fact] | None = None,
@@ -74,6 +78,13 @@ class LeaderboardWidget:
                  background: bool | None = None) -> None:
         import ipywidgets as W
 
+        windows = tuple(windows)
+        if not windows:
+            raise ValueError("LeaderboardWidget needs at least one window (tokens), e.g. windows=(30_000, 50_000)")
+        bad = [w for w in windows if isinstance(w, bool) or not isinstance(w, int) or w <= 0]
+        if bad:
+            raise ValueError(f"a window is a positive whole number of tokens, got {bad[0]!r}")
+        windows = tuple(dict.fromkeys(windows))  # a window offered twice is one choice
         self.conversation = conversation
         self.facts = list(facts) if facts else None
         self.names = tuple(strategies or quick_strategies(conversation))
@@ -82,6 +93,8 @@ class LeaderboardWidget:
         self.timings: dict[int, float] = {w: b.seconds for w, b in self.boards.items()}
         self.last_reaction_s = 0.0
         self._states: dict[tuple[int, str], LeaderboardState] = {}
+        self._lock = threading.Lock()  # the background draws a board a control waits for: one drawing at a time
+        self._shown: tuple[int, str] | None = None  # the (window, strategy) the view shows (None: not yet)
         self.strategy = W.Dropdown(options=list(self.names), description="strategy",
                                    value=strategy if strategy in self.names else self.names[0])
         self.window = W.Dropdown(options=[(f"{w:,}", w) for w in windows], value=windows[0], description="window")
@@ -93,11 +106,25 @@ class LeaderboardWidget:
         self.table = W.HTML()
         self.widget = W.VBox([self.controls, self.progress.widget, self.label, self.bars, self.table, self.ledger])
         self.background = background_wanted(conversation, background)
-        self.state = self.compute(self.strategy.value, self.window.value)
+        self._answer()
         for control in (self.strategy, self.window):
             control.observe(self._on_change, names="value")
-        self._render()
         self._plan()
+
+    @property
+    def state(self) -> LeaderboardState:
+        """The numbers at the controls' (strategy, window): computed now if they are not yet (waiting for the
+        background when it is replaying them). Chapter 08."""
+        return self.compute(self.strategy.value, self.window.value)
+
+    @classmethod
+    def for_board(cls, own: OwnBoard, **options: Any) -> "LeaderboardWidget":
+        """The widget over the transcript of :func:`~ctxlab.lab.ch08_leaderboard.own_leaderboard`'s board: its
+        strategies, checklist and invariant checks, opening at its window (the board kept, nothing replayed) with
+        :func:`~ctxlab.lab.ch08_leaderboard.widget_windows` around it. ``options``: the constructor's others
+        (``strategy``, ``background``). Chapter 08."""
+        return cls(own.conversation, own.windows, facts=own.facts, strategies=own.names,
+                   boards={own.window: own.board}, check=own.checked, **options)
 
     def board(self, window: int, *, progress: bool = True) -> Leaderboard:
         """The leaderboard at ``window`` (computed on the first visit, then kept); ``progress``: move the bar, one
@@ -126,6 +153,35 @@ class LeaderboardWidget:
             self._states[key] = leaderboard_state(self.board(window), strategy, window)
         return self._states[key]
 
+    def _ready(self, window: int) -> bool:
+        """Whether ``window``'s board can be shown without replaying (built, or every replay held)."""
+        return window in self.boards or all(REPLAYS.held(self.conversation, n, window=window, check=self.check)
+                                            for n in self.names)
+
+    def _answer(self) -> None:
+        """Show the controls' setting: drawn now when its board needs no replay, or on a short transcript; on a
+        long one, a label saying what the background replays first (it draws the board when done)."""
+        window, strategy = self.window.value, self.strategy.value
+        if self.background and not self._ready(window):
+            todo = [n for n in self.names if not REPLAYS.held(self.conversation, n, window=window, check=self.check)]
+            with self._lock:  # the background may have drawn it meanwhile: then it stays drawn
+                if window not in self.boards:
+                    self._shown = None  # the background draws this setting when it has its board
+                    self.label.value = (
+                        f"<b>{shown(strategy, html=True)}</b> at window <b>{window:,}</b>: replaying {len(todo)} of "
+                        f"{len(self.names)} strategies ({shown(', '.join(todo), html=True)}) first; the leaderboard "
+                        "appears here when they are done (reading <code>.state</code> waits for it).")
+                    return
+        self._show(window, strategy)
+
+    def _show(self, window: int, strategy: str) -> None:
+        """Compute (or read) a setting's state and draw it, if the controls still stand there."""
+        with self._lock:
+            state = self.compute(strategy, window)
+            if (self.window.value, self.strategy.value) == (window, strategy) and self._shown != (window, strategy):
+                self._shown = (window, strategy)
+                self._render(state)
+
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the background has computed what it planned (at once without a background); False if
         ``timeout`` seconds passed first. Chapter 08."""
@@ -145,8 +201,14 @@ class LeaderboardWidget:
                 continue
             jobs += [(f"{n} at {w:,}", lambda n=n, w=w: self._quietly(n, w)) for n in names
                      if not REPLAYS.held(self.conversation, n, window=w, check=self.check)]
-            jobs.append((f"the board at {w:,}", lambda w=w: self.board(w, progress=False)))
+            jobs.append((f"the board at {w:,}", lambda w=w: self._ahead(w)))
         WORKER.submit(self, jobs, self.progress.background)
+
+    def _ahead(self, window: int) -> None:
+        """The background's job: a window's board; drawn if the controls wait for it."""
+        self.board(window, progress=False)
+        if self.window.value == window:
+            self._show(window, self.strategy.value)
 
     def _quietly(self, name: str, window: int) -> None:
         try:
@@ -156,13 +218,11 @@ class LeaderboardWidget:
 
     def _on_change(self, change: dict[str, Any]) -> None:
         started = time.perf_counter()
-        self.state = self.compute(self.strategy.value, self.window.value)
-        self._render()
+        self._answer()
         self.last_reaction_s = time.perf_counter() - started
         self._plan()
 
-    def _render(self) -> None:
-        s = self.state
+    def _render(self, s: LeaderboardState) -> None:
         r = s.selected
         if r is None or r.error:
             why = r.error[:200] if r is not None else "not in this leaderboard"  # the row keeps it whole

@@ -488,9 +488,10 @@ def load(path: str | Path, *, strict: bool = True, format: str | None = None) ->
     Every lone surrogate a reader met (in a line, or in JSON text held in a field) is U+FFFD in
     what it returns, and said once in ``Transcript.notes`` if the reader did not say it already;
     strict mode does not raise for it (a declared repair). A path that is not a regular file is
-    refused before it is opened, ``format`` given or not.
+    refused before it is opened, ``format`` given or not. A leading ``~`` is the user's home directory
+    (``load("~/.pi/agent/sessions/x.jsonl")``), as a shell would read it.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
     read_regular(path, 0)
     name = format or detect(path)
     for reader in READERS:
