@@ -188,7 +188,7 @@ def run(quick: bool = False, argv: list[str] | None = None) -> Section:
                                   f"{wall:,.0f} s ({cpu:,.0f} s CPU)", (wall <= 120 and code == 0) if judged else None))
         if not judged:
             section.notes.append(f"the goals are judged on the {GOAL_MB} MB file only (`python bench/large_file.py`)")
-        if any(c for _, _, c in figures.values()):
+        if any(code for *_, code in figures.values()):
             section.notes.append("a command failed (exit code above): run it by hand to see why")
         return section
     finally:

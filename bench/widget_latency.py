@@ -102,8 +102,10 @@ def _sample(section: Section, n: int) -> None:
 
 # ---- pi, chapter by chapter ------------------------------------------------------------------------------
 
-GOALS = ("ch08 on pi: open ≤ 3 s", "ch08 on pi: window change ≤ 1 s, after the background settled",
-         "ch08 on pi: window change ≤ 1 s, right after opening", "ch06 on pi: open ≤ 1 s",
+GOALS = ("ch08 on pi: open ≤ 3 s (the chapter's cell + the widget)",
+         "ch08 on pi: window change ≤ 1 s, after the background settled",
+         "ch08 on pi: window change ≤ 1 s, right after opening (its board drawn)",
+         "ch06 on pi: open ≤ 1 s (its numbers drawn)",
          "ch04 on pi: first visits ≤ 300 ms, after the background settled",
          "ch04 on pi: first visit ≤ 300 ms, right after opening")
 
@@ -240,7 +242,7 @@ def _ch06(section: Section, conv, quick: bool, found: dict) -> None:
     w.state  # noqa: B018 - waits until the first window's numbers are drawn
     drawn = Timing(time.process_time() - c, time.perf_counter() - t)
     section.rows.append(_one(where, name, "open → its numbers drawn (the first replay and score done)", drawn))
-    found["ch06 open"] = [load]
+    found["ch06 open"] = [drawn]  # judged on the numbers a learner reads, not the frame with a progress bar
     if len(stops) > 1:
         section.rows.append(_one(where, name, "background settled after", _settle(w)))
         moves = [timed(lambda v=v: setattr(w.window, "value", v))[0] for v in stops[1:]]
@@ -280,7 +282,7 @@ def _ch08(section: Section, conv, quick: bool, found: dict) -> None:
     load, w = timed(lambda: LeaderboardWidget.for_board(own))
     section.rows.append(_one(where, name, f"open at {window:,} (windows {', '.join(f'{v:,}' for v in windows)})",
                              load))
-    found["ch08 open"] = [load]
+    found["ch08 open"] = [Timing(cell.cpu_s + load.cpu_s, cell.wall_s + load.wall_s)]  # the cell, then the widget
     strategies = [timed(lambda s=s: setattr(w.strategy, "value", s))[0] for s in names if s != w.strategy.value]
     section.rows.append(_row(where, name, "change the strategy (a board already computed)", strategies))
     c, t = time.process_time(), time.perf_counter()
@@ -288,9 +290,9 @@ def _ch08(section: Section, conv, quick: bool, found: dict) -> None:
     section.rows.append(_one(where, name, f"change the window right after opening (on screen: the label says the "
                              f"background replays its {len(names)} strategies first)", at_once))
     w.state  # noqa: B018 - waits until that window's board is computed (the background draws it)
-    section.rows.append(_one(where, name, "change the window right after opening → its board drawn",
-                             Timing(time.process_time() - c, time.perf_counter() - t)))
-    found["ch08 at once"] = [at_once]
+    drawn = Timing(time.process_time() - c, time.perf_counter() - t)
+    section.rows.append(_one(where, name, "change the window right after opening → its board drawn", drawn))
+    found["ch08 at once"] = [drawn]  # judged on the board drawn, not on the label that says it is coming
     section.rows.append(_one(where, name, f"background settled after ({len(windows) - 2} more windows x "
                              f"{len(names)} strategies)", _settle(w)))
     moves = [timed(lambda v=v: setattr(w.window, "value", v))[0] for v in (*windows[2:], windows[0])]
