@@ -302,8 +302,8 @@ def _ch08(section: Section, conv, quick: bool, found: dict) -> None:
         "Chapter 08 on pi: the chapter's cell replays its five strategies without the invariant checks (a long "
         "transcript; `leaderboard(..., check=True)` adds them) and scores pi's 22-fact checklist; the widget opens "
         "on that board. A window whose board is not computed yet answers at once — the label says which strategies "
-        "the background replays first — and the goal \"window change right after opening\" is judged on that "
-        "answer; the row \"→ its board drawn\" says when its numbers appear.")
+        "the background replays first — but the goal \"window change right after opening\" is judged on the "
+        "row \"→ its board drawn\", when its numbers appear; likewise chapter 06's open on its numbers drawn.")
 
 
 def _one(session: str, widget: str, what: str, t: Timing) -> list:

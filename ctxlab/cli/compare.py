@@ -127,7 +127,8 @@ def _progress(k: int, n: int) -> Callable[[str], None] | None:
     def say(name: str) -> None:
         done.append(name)
         where = f"conversation {k + 1}/{n}: " if n > 1 else ""
-        print(f"\r{where}{len(done)} strategies replayed (last: {shown(name)})", end="", file=sys.stderr, flush=True)
+        noun = "strategy" if len(done) == 1 else "strategies"
+        print(f"\r{where}{len(done)} {noun} replayed (last: {shown(name)})", end="", file=sys.stderr, flush=True)
     return say
 
 
