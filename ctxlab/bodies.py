@@ -201,10 +201,16 @@ def to_responses_body(context: Context, model: str | None = None) -> dict[str, A
     """The Responses API request for ``context``: ``{"model", "input", "instructions"?, "tools"?}``, with
     ``store: False`` (reasoning goes back as its ``encrypted_content``). Chapter 04."""
     items = [item for m in sendable(context.messages, "openai-responses")[0] for item in responses_items(m)]
-    body: dict[str, Any] = {"model": model or context.profile.name, "input": items, "store": False}
+    return {"model": model or context.profile.name, "input": items, "store": False, **responses_head(context)}
+
+
+def responses_head(context: Context) -> dict[str, Any]:
+    """A Responses body's ``instructions`` (the system blocks joined, when any has text) and ``tools`` (when there
+    are tools), as :func:`to_responses_body` adds them after ``model``, ``input`` and ``store``. Chapter 04."""
+    head: dict[str, Any] = {}
     if any(s.strip() for s in context.system):
-        body["instructions"] = "\n\n".join(context.system)
+        head["instructions"] = "\n\n".join(context.system)
     if context.tools:
-        body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
+        head["tools"] = [{"type": "function", "name": t.name, "description": t.description,
                           "parameters": t.parameters} for t in context.tools]
-    return body
+    return head

@@ -25,6 +25,7 @@ from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrat
 from ctxlab.messages import Conversation, ImagePart, Message, TextPart, assistant, user
 from ctxlab.pipeline import PipelineStrategy
 from ctxlab.replay import replay
+from helpers import Recording
 
 MODELS = [("gpt-4o", "openai"), ("gpt-4", "openai"), ("claude-sonnet-4-5", "anthropic")]
 USAGE = CompactionPolicy(metering="usage")
@@ -47,22 +48,6 @@ def image_turn(model: str, provider: str) -> Conversation:
                               Message("user", (TextPart(TASK), ImagePart("image/png", side, side, 1000)), "u3"),
                               assistant("", "a4")), model=model, provider=provider)
 
-
-class Recording:
-    """Wraps a strategy and keeps each decision (the replay keeps the rendered requests only)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.budgeted, self.added_tools = inner, inner.name, inner.budgeted, inner.added_tools
-        self.decisions: list = []
-
-    def decide(self, history, call, profile, meter):
-        decision = self.inner.decide(history, call, profile, meter)
-        self.decisions.append(decision)
-        return decision
-
-    @property
-    def sides(self) -> list:
-        return [s for d in self.decisions for s in d.side_calls]
 
 
 def checked(conv: Conversation, strategy, window: int):

@@ -44,6 +44,7 @@ from ctxlab.render import RenderedRequest
 from ctxlab.replay import STRATEGY_NAMES, ReplayResult, get_strategy, replay
 from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.tokens import MessageMeter
+from helpers import Recording
 
 SPEEDUPS = pytest.mark.parametrize("speedup", [None, FAST], ids=["plain", "fast"])
 WINDOW = 30_000  # the chapters' window on the sample: every strategy cuts, compacts or pages under it
@@ -99,20 +100,6 @@ def request_digest(req: RenderedRequest) -> str:
                     tuple((b.kind, b.label, b.digest, b.prefix_digest, b.tokens, b.breakpoint, b.message_id)
                           for b in req.blocks)))
 
-
-class Recording:
-    """A strategy with every context it decides kept (a replay keeps only their sizes); otherwise the strategy."""
-
-    def __init__(self, strategy: Any) -> None:
-        self.strategy, self.name, self.contexts = strategy, strategy.name, []
-
-    def decide(self, history: Conversation, call: Any, profile: Any, meter: MessageMeter) -> Any:
-        decision = self.strategy.decide(history, call, profile, meter)
-        self.contexts.append([decision.context] + [side.context for side in decision.side_calls])
-        return decision
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.strategy, name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import skip_unless_a_reader_recognises
-from helpers import run
+from helpers import Recording, run
 from ctxlab.fast import FAST
 from ctxlab.io.formats import load
 from ctxlab.lab.compare import compare_row, format_rows
@@ -46,22 +46,6 @@ def conversation(rounds: int = 12, lines: int = 20) -> Conversation:
                         model="claude-sonnet-4-5", provider="anthropic")
 
 
-class Recording:
-    """Wraps a strategy and keeps each decision's side calls (the replay keeps rendered requests only)."""
-
-    def __init__(self, inner: BudgetedSummaryStrategy) -> None:
-        self.inner, self.name, self.budgeted, self.added_tools = inner, inner.name, inner.budgeted, inner.added_tools
-        self.calls: list = []  # each decision's side calls
-
-    def decide(self, history, call, profile, meter):
-        decision = self.inner.decide(history, call, profile, meter)
-        self.calls.append(decision.side_calls)
-        return decision
-
-    @property
-    def sides(self) -> list:
-        return [s for calls in self.calls for s in calls]
-
 
 def summary_rows(result) -> list:
     return [r for r in result.ledger.rows if r.kind == "summary"]
@@ -89,7 +73,7 @@ def test_every_summary_call_fits_the_window(on_cached_prefix: bool) -> None:
 def test_every_dropped_message_is_summarised_once_in_order() -> None:
     spy = Recording(BudgetedSummaryStrategy())
     replay(conversation(), spy, window=WINDOW)
-    last = spy.calls[-1]  # the last call's summary calls, oldest chunk first
+    last = spy.decisions[-1].side_calls  # the last call's summary calls, oldest chunk first
     assert len(last) > 1 and all(s.note.endswith(f"chunk {k} of {len(last)}") for k, s in enumerate(last, 1))
     texts = [s.context.messages[0].text for s in last]
     assert all("The summary so far, to update" in t for t in texts[1:]) and "so far" not in texts[0]

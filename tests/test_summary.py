@@ -23,6 +23,7 @@ from ctxlab.summary_strategy import (DEFAULT_PROMPT, PLACEMENTS, BudgetedSummary
                                      render_transcript, summary_call)
 from ctxlab.views import SUMMARY_MARKER
 from ctxlab.tokens import MessageMeter, TiktokenCounter
+from helpers import Recording
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample_session.jsonl"
@@ -212,17 +213,6 @@ def test_summary_call_fresh_and_on_the_cached_prefix() -> None:
 
 # ---- budgeted+summary on the sample -----------------------------------------------------------
 
-class Recording:
-    """Wraps a strategy and keeps each decision (the replay keeps rendered requests only)."""
-
-    def __init__(self, inner: BudgetedSummaryStrategy) -> None:
-        self.inner, self.name, self.decisions = inner, inner.name, []
-
-    def decide(self, history, call, profile, meter):
-        decision = self.inner.decide(history, call, profile, meter)
-        self.decisions.append((history, call, profile, meter, decision))
-        return decision
-
 
 @pytest.fixture(scope="module")
 def sample() -> Conversation:
@@ -236,7 +226,7 @@ def test_budgeted_summary_on_the_sample(sample: Conversation, placement: str) ->
     violations = [v for rec in result.records for v in rec.violations]
     assert violations == []
     summarised = set()
-    for history, call, profile, meter, decision in spy.decisions:
+    for history, call, profile, meter, decision in spy.records:
         ctx = decision.context
         assert ctx.total_tokens <= ctx.budget_tokens == int(30_000 * 0.9)
         if not ctx.dropped():

@@ -38,6 +38,7 @@ from ctxlab.summary_strategy import (PLACEMENTS, BudgetedSummaryStrategy, LLMSum
 from ctxlab.tables.profiles import profile_for, with_window
 from ctxlab.tokens import MessageMeter
 from ctxlab.views import SUMMARY_MARKER
+from helpers import Recording
 
 PI = "pi-mono/before-compaction.jsonl"
 SPEEDUPS = pytest.mark.parametrize("speedup", [None, FAST], ids=["plain", "fast"])
@@ -178,18 +179,6 @@ def _decision(ctx, notes, side_calls=()):
 
 
 # ---- comparing two replays -----------------------------------------------------------------------------------------
-
-class Recording:
-    """A strategy wrapped so every decision it returns is kept (the replay keeps only rendered requests)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.name, self.budgeted, self.added_tools = inner, inner.name, inner.budgeted, inner.added_tools
-        self.decisions: list = []
-
-    def decide(self, history, call, profile, meter):
-        decision = self.inner.decide(history, call, profile, meter)
-        self.decisions.append(decision)
-        return decision
 
 
 def replayed(conv: Conversation, strategy, **kw) -> tuple[ReplayResult, list]:

@@ -28,23 +28,10 @@ from ctxlab.fast.wire_cache import BodyCache
 from ctxlab.io import formats
 from ctxlab.messages import Conversation, Message, TextPart, ThinkingPart, ToolCallPart
 from ctxlab.replay import get_strategy, replay
+from helpers import Recording
 
 WINDOW = 30_000
 
-
-class Recording:
-    """A strategy with every context it decided (main and side calls) and the history it was given kept."""
-
-    def __init__(self, strategy):
-        self.strategy, self.name, self.seen = strategy, strategy.name, []
-
-    def decide(self, history, call, profile, meter):
-        decision = self.strategy.decide(history, call, profile, meter)
-        self.seen += [(decision.context, history)] + [(side.context, history) for side in decision.side_calls]
-        return decision
-
-    def __getattr__(self, name):
-        return getattr(self.strategy, name)
 
 
 def decided(conv: Conversation, strategy: str, window: int | None, **settings) -> tuple[list, object]:
@@ -54,7 +41,9 @@ def decided(conv: Conversation, strategy: str, window: int | None, **settings) -
         replay(conv, recording, window=window, speedup=FAST, **settings)
     except ValueError:  # a strategy that cannot build a context (BudgetError): the contexts before it still count
         pass
-    return recording.seen, recording.strategy
+    seen = [(context, record[0]) for record, contexts in zip(recording.records, recording.contexts)
+            for context in contexts]  # (context, the history it was decided on)
+    return seen, recording.strategy
 
 
 def same_verdicts(pairs, strategy) -> int:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from ctxlab.bodies import (anthropic_part, anthropic_result, anthropic_tool, openai_message, openai_tool, reply_cap,
-                           responses_items)
+                           responses_head, responses_items)
 from ctxlab.context import Context
 from ctxlab.fast.sendable_cache import SendableCache
 from ctxlab.messages import Message
@@ -94,13 +94,7 @@ class BodyCache:
         """:func:`ctxlab.bodies.to_responses_body` with its defaults."""
         items = [item for m in self.sendable.messages(context.messages, "openai-responses")
                  for item in self._form("responses", m, responses_items)]
-        body: Body = {"model": context.profile.name, "input": items, "store": False}
-        if any(s.strip() for s in context.system):
-            body["instructions"] = "\n\n".join(context.system)
-        if context.tools:
-            body["tools"] = [{"type": "function", "name": t.name, "description": t.description,
-                              "parameters": t.parameters} for t in context.tools]
-        return body
+        return {"model": context.profile.name, "input": items, "store": False, **responses_head(context)}
 
 
 def _anthropic_content(msg: Message) -> list[Body]:
