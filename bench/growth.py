@@ -49,7 +49,7 @@ def session_size(conv) -> int:
 
 def run(quick: bool = False, repeat: int | None = None, only: tuple[str, ...] = ()) -> Section:
     sizes = QUICK_SIZES if quick else SIZES
-    repeat = repeat or (1 if quick else 1)
+    repeat = repeat or 1
     section = Section("Growth: replay time against session length, every strategy",
                       COMMAND + (" --quick" if quick else ""), intro=__doc__.split("\n\n", 2)[2].strip())
     if not SOURCE.exists():
