@@ -52,9 +52,10 @@ def replay_pi(*strategies: str) -> None:
 
 
 def ledger() -> None:
+    from ctxlab.tables.default_model import DEFAULT_MODEL, DEFAULT_PROVIDER
     from ctxlab.widgets.ch04_ledger import LedgerWidget
 
-    widget = LedgerWidget(conversation(tiled(2_000), "claude-sonnet-4-5", "anthropic"))
+    widget = LedgerWidget(conversation(tiled(2_000), DEFAULT_MODEL, DEFAULT_PROVIDER))
     widget.strategy.value = "budgeted"
 
 

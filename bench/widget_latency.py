@@ -66,11 +66,12 @@ def run(quick: bool = False) -> Section:
 
 def _sample(section: Section, n: int) -> None:
     from ctxlab.lab.ch04_replays import PROVIDERS, STRATEGIES
+    from ctxlab.tables.default_model import DEFAULT_MODEL, DEFAULT_PROVIDER
     from ctxlab.widgets.ch03_budget import BudgetWidget
     from ctxlab.widgets.ch04_ledger import LedgerWidget
 
     where = f"sample x{n:,} msgs"
-    conv = conversation(tiled(n), "claude-sonnet-4-5", "anthropic")
+    conv = conversation(tiled(n), DEFAULT_MODEL, DEFAULT_PROVIDER)
     load, budget = timed(lambda: BudgetWidget(conv))
     section.rows.append(_one(where, "BudgetWidget", "open (first build, every message counted)", load))
     moves = [timed(lambda v=v: setattr(budget.budget, "value", v))[0]
@@ -177,6 +178,7 @@ def _ch03(section: Section, conv, quick: bool, found: dict) -> None:
 
 
 def _ch04(section: Section, conv, quick: bool, found: dict) -> None:
+    from ctxlab.tables.default_model import DEFAULT_MODEL
     from ctxlab.widgets.ch04_ledger import LedgerWidget
 
     where, name = "pi", "ch04 LedgerWidget"
@@ -189,7 +191,7 @@ def _ch04(section: Section, conv, quick: bool, found: dict) -> None:
     # every change a first visit to its setting: (kind, control, value; None: the window one step down)
     plan = [("strategy", "strategy", "sliding"), ("cache rules", "provider", "openai"),
             ("strategy", "strategy", "recorded"), ("cache rules", "provider", "anthropic"),
-            ("model", "model", "claude-sonnet-4-5"), ("model", "model", "gpt-4.1"), ("window, one step", "window", None),
+            ("model", "model", DEFAULT_MODEL), ("model", "model", "gpt-4.1"), ("window, one step", "window", None),
             ("window, one step", "window", None), ("strategy", "strategy", "full")]
     plan = plan[:5] + plan[6:7] if quick else plan
     times: dict[str, list[Timing]] = {}

@@ -55,6 +55,7 @@ from ctxlab.estimators import COUNTER_NAMES, EstimateRow, compare_estimates, get
 from ctxlab.cache import CacheOutcome, PrefixDiff, prefix_diff, request_from_sizes, to_provider_fields
 from ctxlab.cache_anthropic import AnthropicCache
 from ctxlab.cache_openai import OpenAICache
+from ctxlab.cache_openai_breakpoints import OpenAIBreakpointCache
 from ctxlab.lab.calibration import CalibrationReport, measure_calibration
 from ctxlab.checks import Violation, check_context
 from ctxlab.lab.fidelity import structural
@@ -106,7 +107,8 @@ __all__ = [
     # rendering, caches, ledgers, replay (chapter 04)
     "Block", "PrefixDiff", "RenderedRequest", "prefix_diff", "render_blocks", "to_anthropic_body", "to_openai_body",
     "to_responses_body",
-    "AnthropicCache", "CacheOutcome", "OpenAICache", "request_from_sizes", "to_provider_fields",
+    "AnthropicCache", "CacheOutcome", "OpenAICache", "OpenAIBreakpointCache", "request_from_sizes",
+    "to_provider_fields",
     "Ledger", "LedgerRow", "recorded_ledger", "cost", "price_for",
     "ReplayResult", "model_calls", "replay",
     "BudgetedStrategy", "Call", "Decision", "FullStrategy", "RecordedStrategy", "SlidingStrategy", "Strategy",

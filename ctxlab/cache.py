@@ -1,22 +1,20 @@
 """Prefix caches: what every simulator shares — the outcome of one request, the store of entries, test requests.
 
-A provider keeps the work it did on a prompt's beginning (the *prefix cache*, 前缀缓存) for a few
-minutes; the next request that starts with the same bytes pays a tenth for that part. For one
-request a simulator says what the provider reads from its cache, writes, and sends uncached
-(:class:`CacheOutcome`: ``read + write + uncached == total``). Two rule sets share one interface,
-:class:`PrefixCache`, so the replay can swap them, one file each:
+A provider keeps the work it did on a prompt's beginning (the *prefix cache*, 前缀缓存) for minutes to hours; the
+next request starting with the same bytes pays a fraction (per model: docs/providers.md) for that part. For one request
+a simulator says what the provider reads from its cache, writes, and sends uncached (:class:`CacheOutcome`:
+``read + write + uncached == total``). Three rule sets share one interface, :class:`PrefixCache`, one file each:
 
-* ``cache_anthropic.py`` — :class:`~ctxlab.cache_anthropic.AnthropicCache`: explicit breakpoints,
-  a 20-block lookback, a minimum length per model, a TTL refreshed by reads;
-* ``cache_openai.py`` — :class:`~ctxlab.cache_openai.OpenAICache`: automatic, every long prompt
-  stored, reads the longest common token prefix in 128-token steps (also Gemini and DeepSeek rows).
+* ``cache_anthropic.py`` — :class:`~ctxlab.cache_anthropic.AnthropicCache`: breakpoints, a 20-block lookback;
+* ``cache_openai.py`` — :class:`~ctxlab.cache_openai.OpenAICache`: the longest common prefix in 128-token steps;
+* ``cache_openai_breakpoints.py`` — :class:`~ctxlab.cache_openai_breakpoints.OpenAIBreakpointCache`: OpenAI from
+  GPT-5.6 on, exact reads at breakpoints (``prompt_cache_options``), billed writes, a 30-minute minimum TTL.
 
-Both keep their entries in a :class:`CacheStore` (by model and prefix digest; a read refreshes an entry, a write
+All keep their entries in a :class:`CacheStore` (by model and prefix digest; a read refreshes an entry, a write
 makes it usable once its response has started) and explain a miss in one line. Times are seconds passed in by the
-caller (``None``: the transcript has no timestamps, nothing expires); nothing here reads a clock or a file. The
-rules come from ``tables/cache_rules.py``. :func:`request_from_sizes` builds a request from block sizes (the
-chapter's examples and the tests); :func:`to_provider_fields` turns an outcome into the usage a provider would
-report; :func:`prefix_diff` names the first block where two requests part, and why.
+caller (``None``: no timestamps, nothing expires); nothing here reads a clock or a file. The rules come from
+``tables/cache_rules.py``. :func:`request_from_sizes` builds a request from block sizes (the chapter's examples);
+:func:`to_provider_fields` gives the usage a provider would report; :func:`prefix_diff` where two requests part.
 
 Simplified on purpose: one TTL per request (Anthropic lets 1 h and 5 min entries mix); entries live
 until they expire (no eviction under load). Taught in chapter 04.
@@ -29,7 +27,7 @@ from typing import Iterable, Protocol, Sequence
 
 from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError
-from ctxlab.render import Block, RenderedRequest, digest
+from ctxlab.render import Block, RenderedRequest, digest, level_salts
 from ctxlab.tables.cache_rules import NO_CACHE, CacheRule, model_key, rule_for
 
 
@@ -88,6 +86,8 @@ class CacheEntry:
     available_s: float | None  # when the writing response began: usable from then on
     used_s: float | None  # last write or read; the entry expires ttl_s after it
     req: RenderedRequest | None = None  # the whole prompt (OpenAI compares tokens inside a block)
+    tool_choice: str = "auto"  # the writing request's tool_choice and images flag, for the reasons
+    images: bool = False
 
     def expired(self, at_s: float | None) -> bool:
         """More than ``ttl_s`` since the last write or read (never, without times)."""
@@ -99,10 +99,9 @@ class CacheEntry:
 
 
 class PlainChain:
-    """Each block's prefix digest without the thinking salt, by block index (negative counts from the end): equal
-    here but not in ``prefix_digest`` means only the thinking setting changed. ``known`` (prefix digest → plain
-    digest, filled as blocks are chained) is the store's memory: a request that starts like an earlier one
-    chains only its new blocks, so a replay hashes each block once, not once per call. Chapter 04."""
+    """Each block's prefix digest without the salts (thinking, tool_choice, images, stripped thinking), by block
+    index (negative counts from the end): equal here but not in ``prefix_digest`` means only a salt changed.
+    ``known`` (prefix digest → plain digest) is the store's memory: a replay hashes each block once. Chapter 04."""
 
     def __init__(self, req: RenderedRequest, known: dict[str, str]) -> None:
         self.blocks, self.known = req.blocks, known
@@ -125,18 +124,16 @@ CHAINS_KEPT = 50_000  # prefix digests a store's memory holds before it starts a
 
 
 def plain_chain(req: RenderedRequest, known: dict[str, str] | None = None) -> PlainChain:
-    """:class:`PlainChain` of ``req`` (``known``: a store's memory, else a fresh one). Chapter 04. The memory is
-    bounded: past :data:`CHAINS_KEPT` digests it is emptied, and the next requests chain their blocks again (the
-    same digests, only slower; a budgeted replay makes new prefixes at every call)."""
+    """:class:`PlainChain` of ``req`` (``known``: a store's memory, else a fresh one). Chapter 04. Past
+    :data:`CHAINS_KEPT` digests the memory is emptied and later requests chain their blocks again (only slower)."""
     if known is not None and len(known) > CHAINS_KEPT:
         known.clear()
     return PlainChain(req, {} if known is None else known)
 
 
 def too_short(rule: CacheRule, minimum: int) -> str:
-    """The reason a prompt under the minimum is not cached: ``too_short(rule, 1_024)`` → ``"miss: below
-    minimum 1,024"`` (or, for :data:`~ctxlab.tables.cache_rules.NO_CACHE`, that the model documents none).
-    Chapter 04."""
+    """Why a prompt under the minimum is not cached: ``too_short(rule, 1_024)`` → ``"miss: below minimum 1,024"``
+    (or, for :data:`~ctxlab.tables.cache_rules.NO_CACHE`, that the model documents none). Chapter 04."""
     return ("miss: no documented prompt caching for this model" if rule is NO_CACHE
             else f"miss: below minimum {minimum:,}")
 
@@ -186,11 +183,14 @@ class CacheStore:
         return self.models.get(model, 0) > 0
 
     def why_not(self, e: CacheEntry, req: RenderedRequest, at_s: float | None, thinking: bool = True) -> str | None:
-        """Why an entry with the same bytes as this prefix cannot be read, or None if it can."""
+        """Why an entry with the same bytes cannot be read (None: it can); thinking=False skips Anthropic's salts."""
         if e.model != model_key(req.model):
             return f"model changed (entry written for {e.model})"
         if thinking and e.thinking != req.thinking:
             return f"thinking changed ({e.thinking} → {req.thinking})"
+        for what, old, new in (("tool_choice", e.tool_choice, req.tool_choice), ("images", e.images, req.images)):
+            if thinking and old != new:  # tables/cache_invalidation.py: both invalidate the messages
+                return f"{what} changed ({old} → {new}): message caches invalidated"
         if e.pending(at_s):
             return (f"parallel: entry from call {e.call} is usable only once its response has started "
                     f"({e.available_s - at_s:.1f} s later)")
@@ -201,7 +201,7 @@ class CacheStore:
 
 # ---------------------------------------------------------------- helpers for chapters and tests
 
-def request_from_sizes(pieces: Sequence[tuple[str, int] | tuple[str, int, str]], *, model: str = "claude-sonnet-4-5",
+def request_from_sizes(pieces: Sequence[tuple[str, int] | tuple[str, int, str]], *, model: str = "claude-sonnet-4-6",
                        provider: str = "anthropic", thinking: str | None = None,
                        breakpoints: Iterable[int] | None = None) -> RenderedRequest:
     """A request made of labelled blocks of chosen sizes. ``[("tools", 1200), ("system", 3000), ("user 1", 280)]``.
@@ -220,7 +220,7 @@ def request_from_sizes(pieces: Sequence[tuple[str, int] | tuple[str, int, str]],
         kind = next((k for k in ("tools", "system") if label.startswith(k)), "message")
         block_digest = digest(f"{label}\x00{tokens}\x00{text}")
         if kind == "message" and not salted:
-            chain, salted = digest(chain + f"thinking={thinking}"), True
+            chain, salted = digest(chain + level_salts(thinking)["messages"]), True  # as render_blocks salts it
         chain = digest(chain + block_digest)
         total += tokens
         blocks.append(Block(kind, label, block_digest, chain, tokens, text, label if kind == "message" else None,
@@ -259,11 +259,8 @@ class PrefixDiff:
 
 
 def shared_blocks(old: RenderedRequest, new: RenderedRequest) -> int:
-    """How many leading blocks ``new`` repeats from ``old`` (0 … the shorter length). Chapter 04.
-
-    A prefix digest chains every block up to its own: two requests agree on it up to some block and
-    differ from there on, so the first difference is found by bisection — O(log n), not a scan.
-    """
+    """How many leading blocks ``new`` repeats from ``old`` (0 … the shorter length). Chapter 04. A prefix digest
+    chains every block up to its own, so the first difference is found by bisection — O(log n), not a scan."""
     lo, hi = 0, min(len(old.blocks), len(new.blocks))
     while lo < hi:
         mid = (lo + hi) // 2
@@ -275,8 +272,8 @@ def shared_blocks(old: RenderedRequest, new: RenderedRequest) -> int:
 
 
 def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
-    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended
-    only. Chapter 04."""
+    """The first block where ``new`` stops repeating ``old``. ``[t, s, m1]`` vs ``[t, s, m1, m2]`` → appended only;
+    equal bytes under a new chain → the salt that changed, or earlier thinking stripped. Chapter 04."""
     n = min(len(old.blocks), len(new.blocks))
     lo = shared_blocks(old, new)
     i = lo if lo < n else None
@@ -289,8 +286,11 @@ def prefix_diff(old: RenderedRequest, new: RenderedRequest) -> PrefixDiff:
         return PrefixDiff(None, shared, why)
     shared = old.cum_tokens[i - 1] if i else 0
     a, b = old.blocks[i], new.blocks[i]
-    if a.digest == b.digest and a.kind == "message" and old.thinking != new.thinking:
-        why = f"thinking setting changed ({old.thinking} → {new.thinking}): message caches invalidated"
+    changed = [(name, x, y) for name, x, y in (("thinking setting", old.thinking, new.thinking), ("tool_choice",
+               old.tool_choice, new.tool_choice), ("images", old.images, new.images)) if x != y]
+    if a.digest == b.digest and a.kind == "message":
+        why = (f"{changed[0][0]} changed ({changed[0][1]} → {changed[0][2]}): message caches invalidated" if changed
+               else f"earlier thinking stripped at block {i}: a new user turn on a last-turn-only model")
     elif a.kind != b.kind:
         why = f"{a.label} replaced by {b.label}"
     elif a.message_id and a.message_id != b.message_id:

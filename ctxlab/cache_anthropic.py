@@ -11,9 +11,12 @@ the rows and their dates are in ``tables/cache_rules.py``):
 * a later request *reads* the longest entry it finds at one of its breakpoints or up to 20 blocks
   before one; an entry further back is lost (a ``lookback`` miss);
 * the TTL is 5 minutes by default (1 hour as an option) and every read refreshes it; writes cost
-  1.25x the input price (2x for 1 h), reads 0.1x;
-* caches are per model, and a change of the thinking setting invalidates the messages;
-  for concurrent requests an entry is usable only once the first response has begun.
+  1.25x the input price (2x for 1 h), reads 0.1x (0.05x on Opus 5.5: each row's ``read_multiplier``);
+* caches are per model; a change of the thinking setting, of ``tool_choice`` or of whether images are
+  present invalidates the messages (tools and system still read: ``tables/cache_invalidation.py``, salted
+  into the chain by ``render.py``); on models that keep only the last turn's thinking, a new user turn
+  strips the earlier thinking and the messages after it leave the cache (``render.is_stripped``);
+* for concurrent requests an entry is usable only once the first response has begun.
 
 What it shares with the other simulator lives in ``cache.py``: the outcome, the store of entries and
 why an entry cannot be read. Simplified on purpose: one TTL per request (Anthropic lets 1 h and
@@ -86,7 +89,7 @@ class AnthropicCache:
             # a live entry stays (a parallel twin's counts from whichever response starts first)
             if old is None or old.expired(at_s) or (born is not None and (old.available_s or 0) > born):
                 s.put(CacheEntry(model, req.blocks[bp].prefix_digest, plain[bp], req.cum_tokens[bp], s.calls,
-                                 req.thinking, ttl, born, born))
+                                 req.thinking, ttl, born, born, tool_choice=req.tool_choice, images=req.images))
             if until is None or bp > until:
                 last = bp
         write = req.cum_tokens[last] - read if last is not None else 0
@@ -111,6 +114,9 @@ class AnthropicCache:
             why = self._s.why_not(e, req, at_s)
             if why:
                 return why
+            if e.prefix != req.blocks[j].prefix_digest:  # same bytes, same settings: the chain was stripped
+                return (f"earlier thinking stripped by a new user turn ({rule.thinking_rule or 'last-turn-only'} "
+                        f"model): the entry at block {j} holds it")
             later = [bp for bp in bps if bp >= j]
             if not later:
                 return f"lookback: no breakpoint at or after block {j}, where an entry ends"
@@ -130,4 +136,5 @@ class AnthropicCache:
         for i in marks:
             if req.cum_tokens[i] >= minimum:
                 s.put(CacheEntry(model_key(req.model), req.blocks[i].prefix_digest, plain[i], req.cum_tokens[i], 0,
-                                 req.thinking, s.ttl_s or rule.ttl_s, at_s, at_s))
+                                 req.thinking, s.ttl_s or rule.ttl_s, at_s, at_s, tool_choice=req.tool_choice,
+                                 images=req.images))

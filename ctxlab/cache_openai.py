@@ -1,4 +1,4 @@
-"""OpenAI's prompt cache: automatic prefix matching, a 1,024-token minimum, reads in 128-token steps.
+"""OpenAI's prompt cache before GPT-5.6: automatic prefix matching, a 1,024-token minimum, reads in 128-token steps.
 
 Unlike :class:`~ctxlab.cache_anthropic.AnthropicCache`: no breakpoints — the request marks nothing.
 Every prompt of 1,024 tokens or more is stored whole; a later request reads the longest common
@@ -6,17 +6,27 @@ Every prompt of 1,024 tokens or more is stored whole; a later request reads the 
 differs, the tokens still agree up to the first changed one), rounded down to a multiple of 128
 tokens (:func:`floor_to`). There is no lookback limit and no per-breakpoint write. A thinking change
 shows in the digests (the salt), so it is not a reason of its own. ``cached_tokens`` is reported
-*inside* ``prompt_tokens``, and writes are free — except from the GPT-5.6 family on, where the
-price table lists a cache-write price (1.25x input; ``tables/cache_rules.bills_cache_writes``).
+*inside* ``prompt_tokens``, and writes are free (where the price table lists no cache-write price: see
+``tables/cache_rules.bills_cache_writes``). From the GPT-5.6 family on OpenAI caches at breakpoints
+instead, with billed writes: :class:`~ctxlab.cache_openai_breakpoints.OpenAIBreakpointCache`
+(``openai_simulator(model)`` picks the simulator by the model's rule row).
 
 What OpenAI documents (prompt caching, https://developers.openai.com/api/docs/guides/prompt-caching;
-retention: https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching; the rows and
-their dates are in ``tables/cache_rules.py``): prompts of 1,024+ tokens, hits in 128-token steps,
-in-memory retention usually cleared after 5-10 minutes idle and always within an hour (``ttl_s``
-is a parameter here). The same rules, with another minimum and step, run the Gemini and DeepSeek
-rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``.
+the OpenAI Cookbook's Prompt Caching 201: "works automatically for prompts containing 1024 tokens or more,
+with cache hits occurring in increments of 128 tokens" and "This guide applies only to models before
+GPT-5.6."; the rows and their dates are in ``tables/model_rows_others.py``, read 2026-12-02): prompts of
+1,024+ tokens, hits in 128-token steps. Retention (``prompt_cache_retention``, openai-python SDK e43b422,
+``types/responses/response_create_params.py``): "For older models that support both ``in_memory`` and
+``24h``, the default depends on your organization's data retention policy: Organizations without ZDR
+enabled default to ``24h``." and "For ``gpt-5.5``, ``gpt-5.5-pro``, and future models, only ``24h`` is
+supported." So the default TTL is the row's (24 h on gpt-4o / gpt-4.1 / gpt-5 / gpt-5.5);
+``retention="in_memory"`` simulates a zero-data-retention organisation or an explicit in-memory policy:
+"The system typically clears caches within 5 to 10 minutes of inactivity and always removes them within one
+hour" (https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching), 300 s here, the floor.
+The same rules, with another minimum and step, run the Gemini and DeepSeek rows:
+``OpenAICache(rules=rule_for("gemini-2.5-pro"))``.
 
-What it shares with the other simulator lives in ``cache.py``. Simplified on purpose: inside the
+What it shares with the other simulators lives in ``cache.py``. Simplified on purpose: inside the
 first differing block the shared tokens are the o200k token prefix of the two blocks' wire text,
 scaled to the block's token count. Taught in chapter 04.
 """
@@ -27,10 +37,13 @@ import bisect
 from dataclasses import replace
 from functools import lru_cache
 
+from ctxlab.base.errors import CtxlabError
 from ctxlab.cache import CacheEntry, CacheOutcome, CacheStore, plain_chain, shared_blocks, too_short
 from ctxlab.render import Block, RenderedRequest
 from ctxlab.tables.offline_encodings import get_encoding
-from ctxlab.tables.cache_rules import CacheRule, bills_cache_writes, model_key
+from ctxlab.tables.cache_rules import IN_MEMORY_TTL_S, CacheRule, bills_cache_writes, model_key
+
+RETENTIONS = ("in_memory", "24h")  # prompt_cache_retention (SDK e43b422); None: the row's default
 
 
 @lru_cache(maxsize=512)
@@ -71,17 +84,34 @@ def floor_to(tokens: int, step: int) -> int:
 class OpenAICache:
     """Automatic prefix caching: prompts of ``min_tokens``+ are stored; reads in ``increment_tokens`` steps.
 
-    Cache writes are billed only where the price table lists a cache-write price (GPT-5.6 family
-    on); elsewhere newly cached tokens count as uncached input. Also runs the Gemini and DeepSeek
-    rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``. Arguments as for
+    Cache writes are billed only where :func:`~ctxlab.tables.cache_rules.bills_cache_writes` says so (the
+    GPT-5.6 family on, simulated by :class:`~ctxlab.cache_openai_breakpoints.OpenAIBreakpointCache`);
+    elsewhere newly cached tokens count as uncached input. Also runs the Gemini and DeepSeek
+    rows: ``OpenAICache(rules=rule_for("gemini-2.5-pro"))``. ``retention``: ``prompt_cache_retention``,
+    None (the row's default TTL: 24 h on gpt-4.1, so a 6-minute pause still hits), ``"in_memory"``
+    (300 s, the floor of "5 to 10 minutes"; a model that offers only 24 h, e.g. gpt-5.5, raises
+    CtxlabError at its first request) or ``"24h"`` (86,400 s); ``ttl_s`` overrides it. Other arguments as for
     :class:`~ctxlab.cache_anthropic.AnthropicCache` (a bad one raises CtxlabError naming it). Chapter 04.
     """
 
     mode = "automatic"
 
     def __init__(self, rules: CacheRule | None = None, min_tokens: int | None = None,
-                 ttl_s: float | None = None) -> None:
+                 ttl_s: float | None = None, retention: str | None = None) -> None:
+        if retention is not None and retention not in RETENTIONS:
+            raise CtxlabError(f"retention must be None, 'in_memory' or '24h' (prompt_cache_retention; "
+                              f"got {retention!r})")
         self._s = CacheStore(rules, min_tokens, ttl_s)
+        self.retention = retention
+
+    def _ttl(self, rule: CacheRule, model: str) -> float:
+        """The TTL ``retention`` asks for on this rule row (None: the row's default)."""
+        if self.retention is None:
+            return rule.ttl_s
+        if self.retention == "in_memory" and rule.ttl_options_s and min(rule.ttl_options_s) >= 3600:
+            raise CtxlabError(f"retention='in_memory' is not offered for {model} (only "
+                              f"{', '.join(f'{t:g} s' for t in rule.ttl_options_s)}); leave retention=None")
+        return IN_MEMORY_TTL_S if self.retention == "in_memory" else 86400.0
 
     def request(self, req: RenderedRequest, at_s: float | None, *, ttl_s: float | None = None,
                 response_started_s: float | None = None) -> CacheOutcome:
@@ -90,7 +120,7 @@ class OpenAICache:
         s = self._s
         s.calls += 1
         rule, minimum = s.rule(req, self.mode)
-        ttl, step, model = ttl_s or s.ttl_s or rule.ttl_s, rule.increment_tokens, model_key(req.model)
+        ttl, step, model = ttl_s or s.ttl_s or self._ttl(rule, req.model), rule.increment_tokens, model_key(req.model)
         if req.total_tokens < minimum:
             return CacheOutcome.of(req, 0, 0, 0, None, too_short(rule, minimum))
         cold, shared = not s.has_model(model), [(e, shared_prefix_tokens(e.req, req)) for e in s.entries.values()]
@@ -138,4 +168,4 @@ class OpenAICache:
             head = replace(req, blocks=req.blocks[:h], cum_tokens=req.cum_tokens[:h], overhead_tokens=0)
             self._s.put(CacheEntry(model_key(req.model), head.blocks[-1].prefix_digest,
                                    plain_chain(head, self._s.chains)[-1], head.cum_tokens[-1], 0, req.thinking,
-                                   self._s.ttl_s or rule.ttl_s, at_s, at_s, head))
+                                   self._s.ttl_s or self._ttl(rule, req.model), at_s, at_s, head))

@@ -3,7 +3,7 @@
 An agent loop alternates two steps. :class:`AgentLoop` sits between them::
 
     loop = AgentLoop(Session.create("run.jsonl", system=[...], tools=[...]),
-                     strategy="compaction", model="claude-sonnet-4-5")
+                     strategy="compaction", model="claude-sonnet-4-6")
     loop.add_user("Fix the failing test.")
     while True:
         request = loop.next_request()                    # the context, as provider request bodies
@@ -53,6 +53,7 @@ from ctxlab.messages import (
 )
 from ctxlab.replay import Speedup, get_strategy
 from ctxlab.strategies import Call, Decision, Strategy
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter
 
@@ -83,7 +84,7 @@ class Request:
 class AgentLoop:
     """Owns the session and the strategy for one agent run (one thread): builds each request, records each reply.
 
-    ``AgentLoop(session, "compaction", model="claude-sonnet-4-5")``; ``speedup`` (``ctxlab.fast.FAST``) gives
+    ``AgentLoop(session, "compaction", model="claude-sonnet-4-6")``; ``speedup`` (``ctxlab.fast.FAST``) gives
     the same requests faster. Raises ValueError for an unknown strategy name. Chapter 08.
     """
 
@@ -92,7 +93,7 @@ class AgentLoop:
                  speedup: Speedup | None = None) -> None:
         self.session = session
         self.strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
-        self.model = model or session.conversation().model or "claude-sonnet-4-5"
+        self.model = model or session.conversation().model or DEFAULT_MODEL
         self.profile = profile or profile_for(self.model, provider)
         self.provider = provider or self.profile.provider
         self.meter = speedup.meter(self.profile) if speedup else MessageMeter(self.profile)

@@ -8,6 +8,13 @@ token count. The messages are the sendable ones (``sendable.py``), so the blocks
 Two requests share a prefix exactly as far as their prefix digests agree, so comparing prefixes is
 cheap (``cache.py``'s :func:`~ctxlab.cache.prefix_diff` names the first block that differs).
 
+What Anthropic's cache invalidation table says a request parameter does is in the chain too, read from
+``tables/cache_invalidation.py`` (:func:`level_salts`): the thinking setting, ``tool_choice`` and whether
+images are present salt it at the first message block, so a change misses from the messages on while tools
+and system still read. On models that keep only the last turn's thinking (profile ``current_turn``), a
+thinking block of an earlier turn enters the chain as *stripped* (:func:`chain_step`): a new user turn
+(not a tool result) strips the previous turn's thinking, and the cache misses from there on.
+
 Simplified on purpose: images are stood in for by their size (their bytes are not kept); a
 block's tokens come from the profile's counter (an estimate for Claude, see ``tokens.py``).
 :func:`render_blocks` works every request out from scratch; a replay may be handed one that
@@ -23,10 +30,12 @@ from functools import cached_property
 from itertools import accumulate
 from typing import Any, Sequence
 
+from ctxlab.base.errors import CtxlabError
 from ctxlab.bodies import anthropic_part, anthropic_result, anthropic_tool, openai_message, openai_tool, wire_text
 from ctxlab.context import Context
-from ctxlab.messages import Message, ThinkingPart
+from ctxlab.messages import ImagePart, Message, ThinkingPart
 from ctxlab.sendable import sendable
+from ctxlab.tables.cache_invalidation import LEVELS, first_level
 from ctxlab.tokens import MessageMeter, thinking_counts, tools_tokens
 
 
@@ -34,6 +43,68 @@ def digest(text: str) -> str:
     """A block's name for its bytes: the first 32 hex digits of the sha256 of ``text`` as UTF-8. A prefix
     digest chains them: ``digest(previous prefix digest + block digest)``. Chapter 04."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+STRIPPED = "stripped\x00"  # what an earlier turn's thinking block enters the chain as on a last-turn-only model
+LEVEL_OF = {"tools": "tools", "system": "system", "message": "messages"}  # block kind -> cache level
+
+
+def tool_choice_name(tool_choice: Any) -> str:
+    """``tool_choice`` as one string: ``"auto"``, ``"none"``, ``"any"``, ``"tool:get_weather"`` (from
+    ``{"type": "tool", "name": "get_weather"}``). Raises CtxlabError for anything else. Chapter 04."""
+    if isinstance(tool_choice, dict):
+        kind = tool_choice.get("type")
+        return f"tool:{tool_choice.get('name')}" if kind == "tool" else str(kind)
+    if isinstance(tool_choice, str) and tool_choice:
+        return tool_choice
+    raise CtxlabError(f"tool_choice must be 'auto', 'none', 'any', 'tool:<name>' or the API's dict "
+                      f"(got {tool_choice!r})")
+
+
+def level_salts(thinking: str | None, tool_choice: str = "auto", images: bool = False) -> dict[str, str]:
+    """What enters the Anthropic chain before the first block of each cache level, from the invalidation table:
+    ``level_salts("high", "any")`` → ``{"messages": "thinking=high;tool_choice=any"}``. ``tool_choice`` "auto" and
+    no images add nothing (the chain of a plain request is unchanged). Chapter 04."""
+    salts: dict[str, str] = {}
+    params = {"thinking": f"thinking={thinking}", "tool_choice": f"tool_choice={tool_choice}",
+              "images": "images"}
+    for param, text in params.items():
+        if (param == "tool_choice" and tool_choice == "auto") or (param == "images" and not images):
+            continue
+        level = first_level(param)
+        salts[level] = f"{salts[level]};{text}" if level in salts else text
+    return salts
+
+
+def salt_before(chain: str, salts: dict[str, str], done: set[str], kind: str) -> str:
+    """``chain`` with the salts of every level up to a ``kind`` block's not yet applied (``done`` is updated):
+    a system-level salt of a request without system blocks enters before its first message. Chapter 04."""
+    upto = LEVELS.index(LEVEL_OF[kind])
+    for level in LEVELS[:upto + 1]:
+        if level not in done:
+            done.add(level)
+            chain = digest(chain + salts[level]) if level in salts else chain
+    return chain
+
+
+def chain_step(chain: str, block_digest: str, stripped: bool = False) -> str:
+    """The next prefix digest: ``digest(chain + block_digest)``, with :data:`STRIPPED` before a thinking block the
+    API strips (an earlier turn's, on a last-turn-only model). Chapter 04."""
+    return digest(chain + STRIPPED + block_digest) if stripped else digest(chain + block_digest)
+
+
+def is_stripped(label: str, keep: bool, provider: str, rule: str) -> bool:
+    """Whether a message block is thinking the API strips: Anthropic, profile thinking ``current_turn``, a
+    thinking block (label ending `` thinking``) whose thinking does not count (``keep=False``). Chapter 04.
+    Source: "On earlier Opus/Sonnet models and all Haiku models, all previously-cached thinking blocks are stripped
+    from context, and any messages that follow those thinking blocks are removed from the cache"
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching, snapshot 2026-08-22, read 2026-12-02)."""
+    return not keep and provider == "anthropic" and rule == "current_turn" and label.endswith(" thinking")
+
+
+def has_images(messages: Sequence[Message]) -> bool:
+    """Whether any message holds an image part (Anthropic: adding or removing one invalidates the messages)."""
+    return any(isinstance(p, ImagePart) for m in messages for p in m.parts)
 
 
 # ---- blocks for prefix comparison ----
@@ -69,6 +140,8 @@ class RenderedRequest:
     cum_tokens: tuple[int, ...]
     thinking: str | None = None
     overhead_tokens: int = 0  # per-request tokens that belong to no block (OpenAI's reply priming)
+    tool_choice: str = "auto"  # as tool_choice_name gives it
+    images: bool = False  # any image in the messages
 
     @property
     def total_tokens(self) -> int:
@@ -159,12 +232,14 @@ def head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tu
 
 def render_blocks(context: Context, provider: str | None = None, model: str | None = None,
                   meter: MessageMeter | None = None, thinking: str | None = None,
-                  breakpoints: set[int] | None = None) -> RenderedRequest:
+                  breakpoints: set[int] | None = None, *, tool_choice: Any = "auto") -> RenderedRequest:
     """The request as blocks in provider order with digests and token counts. Chapter 04.
 
     ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
     block: Anthropic documents that changing thinking parameters invalidates cached messages but not
-    the cached tools and system prompt (OpenAI documents no such rule). ``breakpoints``: the blocks
+    the cached tools and system prompt (OpenAI documents no such rule); so do ``tool_choice`` (default
+    ``"auto"``, see :func:`tool_choice_name`) and whether images are present (:func:`level_salts`), and an earlier
+    turn's thinking on a last-turn-only model (:func:`is_stripped`). ``breakpoints``: the blocks
     that carry ``cache_control`` (default: where an agent puts them, :func:`default_breakpoints`).
     ``[tool t, system s, user u]`` → three blocks whose prefix digests chain t, then s, then u.
     """
@@ -172,20 +247,22 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     meter = meter or MessageMeter(context.profile)
     msgs = sendable(context.messages, "anthropic" if provider == "anthropic" else "openai")[0]
     last_user = next((i for i in range(len(msgs) - 1, -1, -1) if msgs[i].is_real_user), -1)
-    blocks, chain = [], ""
+    choice, images = tool_choice_name(tool_choice), has_images(msgs)
+    salts = level_salts(thinking, choice, images) if provider == "anthropic" else {}  # Anthropic's table
+    blocks, chain, done, rule = [], "", set(), context.profile.thinking
     for kind, label, text, block_digest, tokens in head_pieces(context, provider, meter):
-        chain = digest(chain + block_digest)
+        chain = chain_step(salt_before(chain, salts, done, kind), block_digest)
         blocks.append(Block(kind, label, block_digest, chain, tokens, text))
-    if msgs and provider == "anthropic":  # the thinking setting is part of every message block's prefix
-        chain = digest(chain + f"thinking={thinking}")
     for i, msg in enumerate(msgs):
         keep = thinking_counts(context.profile, i, last_user)  # earlier turns' thinking is sent, counted or not
         for label, text, block_digest, tokens in render_message(msg, provider, keep, meter):
-            chain = digest(chain + block_digest)
+            chain = salt_before(chain, salts, done, "message")  # the thinking salt is in every message's prefix
+            chain = chain_step(chain, block_digest, is_stripped(label, keep, provider, rule))
             blocks.append(Block("message", label, block_digest, chain, tokens, text, msg.id))
     user_ids = {m.id for m in msgs if m.role in ("user", "tool")}
     marks = breakpoints if breakpoints is not None else (default_breakpoints(
         [b.kind for b in blocks], [b.message_id for b in blocks], user_ids) if provider == "anthropic" else set())
     blocks = [replace(b, breakpoint=True) if i in marks else b for i, b in enumerate(blocks)]
     return RenderedRequest(provider, model or context.profile.name, tuple(blocks),
-                           tuple(accumulate(b.tokens for b in blocks)), thinking, context.overhead_tokens)
+                           tuple(accumulate(b.tokens for b in blocks)), thinking, context.overhead_tokens, choice,
+                           images)

@@ -26,8 +26,8 @@ from typing import Any, Callable, Iterable, Protocol
 from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError
 from ctxlab.cache_anthropic import AnthropicCache
-from ctxlab.cache_openai import OpenAICache
-from ctxlab.cache import CacheOutcome
+from ctxlab.cache_openai_breakpoints import openai_simulator
+from ctxlab.cache import CacheOutcome, PrefixCache
 from ctxlab.checks import Bodies, Violation, check_context
 from ctxlab.context import Context
 from ctxlab.interactions import find_orphans, pairing_notes
@@ -191,7 +191,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     added: dict[str, list[tuple[int, Entry]]] = {}  # thread -> (position, entry) the strategy created
     meters: dict[tuple[str, str], MessageMeter] = {}
     heads: dict[tuple[str, str], int | None] = {}
-    simulators: dict[str, AnthropicCache | OpenAICache] = {}
+    simulators: dict[tuple[str, type], PrefixCache] = {}  # by provider and simulator class
     profiles: dict[tuple[str, str], ModelProfile] = {}
     new_meter = speedup.meter if speedup else MessageMeter  # plain: the book's meter and renderer
     render = speedup.renderer() if speedup else render_blocks
@@ -230,10 +230,10 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
             added.setdefault(call.thread, []).append((len(items) + j, entry))
             result.new_entries.append(entry)
         request = render(decision.context, call_provider, call_model, meter, call.thinking)
-        sim = simulators.get(call_provider)
+        simulator = AnthropicCache if call_provider == "anthropic" else openai_simulator(call_model, cache_rules)
+        sim = simulators.get((call_provider, simulator))  # OpenAI: breakpoints from GPT-5.6, else longest prefix
         if sim is None:
-            simulator = AnthropicCache if call_provider == "anthropic" else OpenAICache
-            sim = simulators[call_provider] = simulator(**(cache_rules or {}))
+            sim = simulators[(call_provider, simulator)] = simulator(**(cache_rules or {}))
             if warm:
                 sim.warm_head(request, call.at_s)
         side_violations: tuple[Violation, ...] = ()

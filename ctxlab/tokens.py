@@ -13,8 +13,8 @@ On top of the text, a provider adds a few tokens per message and per request. Th
 
 Simplified on purpose: tool-call ids and tool-result ids are not counted (the providers'
 templates are undocumented); tool definitions use OpenAI's documented recipe for every
-provider. o200k is not Claude's tokenizer — Claude counts are estimates, and the profile says so.
-Taught in chapter 01.
+provider, extended to nested schemas (see :func:`tools_tokens` for how sure). o200k is not
+Claude's tokenizer — Claude counts are estimates, and the profile says so. Taught in chapter 01.
 """
 
 from __future__ import annotations
@@ -105,30 +105,50 @@ def image_tokens(part: ImagePart, rule: str) -> int:
 
 
 def tools_tokens(tools: Sequence[ToolSpec], counter: TokenCounter) -> int:
-    """Tokens of the tool definitions, by the OpenAI cookbook's recipe for gpt-4o.
+    """Tokens of ``tools`` (ToolSpecs: name, description, JSON-schema ``parameters``) under ``counter``: the OpenAI
+    cookbook's recipe for gpt-4o function definitions, applied to nested schemas too.
 
-    Per function 7 + ``name:description``; 3 if it has properties, then per property
-    3 + ``name:type:description`` (trailing period dropped), enums -3 + 3 per item + the item;
-    12 once at the end. Source: OpenAI cookbook, 'How to count tokens with tiktoken', section 7. Chapter 01.
+    The recipe (OpenAI cookbook, 'How to count tokens with tiktoken', section 7, read 2026-11-30): per function
+    7 + ``name:description``; 3 if it has properties, then per property 3 + ``name:type:description`` (trailing
+    period dropped), an enum -3 + 3 per item + the item; 12 once at the end. The cookbook stops at the top-level
+    properties; ctxlab applies the same rule at every depth (as MCP servers emit): a property's own
+    ``properties`` add 3 + their properties by the rule above; its ``items`` (arrays) and each ``anyOf`` /
+    ``oneOf`` / ``allOf`` alternative count as a property with an empty name. A nested property therefore never
+    lowers the count, and a flat tool (no nested schema) counts exactly as the cookbook says.
+
+    How sure: the cookbook's recipe is itself approximate (fitted to gpt-4o's rendering; other OpenAI models
+    may differ), the nested extension is ctxlab's (OpenAI does not document how nested schemas are
+    rendered) and Anthropic publishes no recipe at all (for Claude: an o200k estimate times the calibration).
+    Expect a few percent off on flat tools, more on deeply nested ones. Chapter 01.
     """
-    if not tools:
-        return 0
-    total = 12
+    total = 12 if tools else 0
     for tool in tools:
         total += 7 + counter.count(f"{tool.name}:{tool.description.rstrip('.')}")
-        properties: dict[str, Any] = (tool.parameters or {}).get("properties") or {}
-        if properties:
-            total += 3
-            for key, schema in properties.items():
-                schema = schema if isinstance(schema, dict) else {}
-                total += 3
-                if "enum" in schema:
-                    total -= 3
-                    for item in schema["enum"]:
-                        total += 3 + counter.count(str(item))
-                desc = str(schema.get("description", "")).rstrip(".")
-                total += counter.count(f"{key}:{schema.get('type', '')}:{desc}")
+        total += schema_tokens(tool.parameters if isinstance(tool.parameters, dict) else {}, counter)
     return total
+
+
+def schema_tokens(schema: dict[str, Any], counter: TokenCounter) -> int:
+    """Tokens a JSON schema nests (not its own line), by :func:`tools_tokens`' rule. ``{}`` → 0. Chapter 01."""
+    properties = schema.get("properties")
+    ok = isinstance(properties, dict) and properties
+    total = 3 + sum(property_tokens(str(k), v, counter) for k, v in properties.items()) if ok else 0
+    items = schema.get("items")
+    inner = [*(items if isinstance(items, list) else [items])]
+    inner += [alt for key in ("anyOf", "oneOf", "allOf") if isinstance(schema.get(key), list) for alt in schema[key]]
+    return total + sum(property_tokens("", x, counter) for x in inner if isinstance(x, dict))
+
+
+def property_tokens(key: str, schema: Any, counter: TokenCounter) -> int:
+    """Tokens of one property: 3 + ``key:type:description`` (trailing period dropped), a non-empty enum -3 + 3 per
+    item + the item, then what it nests (:func:`schema_tokens`). Never below 3. Chapter 01."""
+    schema = schema if isinstance(schema, dict) else {}
+    total = 3
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        total += -3 + sum(3 + counter.count(str(item)) for item in enum)
+    desc = str(schema.get("description", "")).rstrip(".")
+    return total + counter.count(f"{key}:{schema.get('type', '')}:{desc}") + schema_tokens(schema, counter)
 
 
 class MessageMeter:
@@ -197,7 +217,6 @@ class MessageMeter:
             return image_tokens(part, self.profile.images)
         return 0
 
-
     def system(self, blocks: Sequence[str]) -> int:
         """Tokens of the system prompt blocks (as one system message under OpenAI rules)."""
         if not blocks:
@@ -248,10 +267,12 @@ class InferredHead:
 
 
 def thinking_counts(profile: ModelProfile, position: int, last_user: int) -> bool:
-    """Whether the thinking of the message at ``position`` counts toward the prompt: always under the
-    ``all`` rule; under ``current_turn`` (Anthropic strips earlier turns' thinking) only after the
-    newest real user message at ``last_user`` (-1: none). Positions are indexes into the sent messages.
-    Example: ``current_turn``, user at 4 → position 3 counts nothing, position 5 counts. Chapter 01."""
+    """Whether the thinking of the message at ``position`` (an index into the sent messages) counts toward the
+    prompt, by the profile's rule (``model_facts`` ``thinking_rule``; Anthropic 'Thinking', snapshot 2026-08-22):
+    always under ``all`` (keep_all: earlier "thinking blocks remain in context, count toward the window"); under
+    ``current_turn`` (last_turn_only: "the API strips them automatically") only after the newest real user message
+    at ``last_user`` (-1: none); never under ``none``. ``current_turn``, user at 4 → 3 counts nothing, 5 counts.
+    Chapter 01."""
     return profile.thinking == "all" or (profile.thinking == "current_turn" and position > last_user)
 
 

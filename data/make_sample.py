@@ -66,11 +66,13 @@ from ctxlab.messages import (  # noqa: E402
     Entry, Message, TextPart, ThinkingPart, ToolCallPart, ToolSpec, Usage, canonical_arguments,
 )
 from ctxlab.io.session import Session  # noqa: E402
+from ctxlab.tables.default_model import DEFAULT_MODEL, DEFAULT_PROVIDER  # noqa: E402
+from ctxlab.tables.model_facts import model_facts  # noqa: E402
 from sample_repo import HEALTH_PY, TEST_HEALTH_PY, TLS_PY, Repo  # noqa: E402  data/sample_repo.py, beside this script
 
 SEED = 20251014
 START = datetime(2025, 10, 14, 9, 2, 11, tzinfo=timezone.utc)
-MODEL, PROVIDER = "claude-sonnet-4-5", "anthropic"
+MODEL, PROVIDER = DEFAULT_MODEL, DEFAULT_PROVIDER  # the chapters' default (claude-sonnet-4-6 since issue 13)
 SESSION_FILE, FACTS_FILE = "sample_session.jsonl", "sample_facts.json"
 
 # ==== the request head: system prompt and tools ====================================================
@@ -272,6 +274,10 @@ class UsageModel:
     later call reads the longest cached prefix of its own prompt that is still alive (used less
     than ``ttl_s`` ago) for the same model; after a thinking-level change only the head still
     matches. Everything after the read is written, except ``tail_tokens`` after the last breakpoint.
+    Earlier turns' thinking is part of every later prompt, the rule of the sample's models ("Keep all prior
+    turns: Claude Opus 4.5 and later Opus models, Claude Sonnet 4.6 and later Sonnet models", Anthropic,
+    Thinking, read 2026-12-02; ``model_facts(m).thinking_rule == "keep_all"``): :meth:`call` refuses a model
+    whose rule differs (``last_turn_only`` would strip it and reshape the cache; not simulated here).
     """
 
     head_tokens: int
@@ -282,6 +288,10 @@ class UsageModel:
 
     def call(self, ids: tuple[str, ...], prompt_tokens: int, model: str, level: str, t: float,
              output_tokens: int) -> Usage:
+        rule = model_facts(model).thinking_rule.value
+        if rule != "keep_all":
+            raise SystemExit(f"make_sample: {model} keeps earlier thinking as {rule!r}; the usage model counts it "
+                             "all (keep_all): simulate that rule before using this model")
         alive = [e for e in self.entries if t - e[4] < self.ttl_s and e[2] == model
                  and ids[: len(e[0])] == e[0] and (not e[0] or e[3] == level)]
         best = max(alive, key=lambda e: e[1], default=None)

@@ -7,6 +7,7 @@ import pytest
 from ctxlab.cache import request_from_sizes, to_provider_fields
 from ctxlab.cache_anthropic import AnthropicCache
 from ctxlab.cache_openai import OpenAICache, floor_to, shared_prefix_tokens
+from ctxlab.cache_openai_breakpoints import OpenAIBreakpointCache, openai_simulator
 from ctxlab.tables.cache_rules import NO_CACHE, RULES, bills_cache_writes, model_key, rule_for
 from ctxlab.context import build_context
 from ctxlab.messages import Conversation, ToolSpec, Usage, assistant, tool_result, user
@@ -60,11 +61,16 @@ def test_recorded_anthropic_fields_are_a_4860_token_prompt():
 
 
 def test_openai_write_fee_is_a_dated_rule_read_from_the_price_table():
+    """A model after GPT-5.6 that the facts table lacks (gpt-6-sol) takes the breakpoint mode: "Supported for
+    `gpt-5.6` and later models" (openai-python e43b422, prompt_cache_options, read 2026-12-02). Its writes are
+    billed and exact: the 380-token tool result is written whole, not 256 of it in 128-token steps."""
     assert not bills_cache_writes("gpt-4o") and not bills_cache_writes("gpt-4.1")
     assert bills_cache_writes("gpt-6-sol")  # genai-prices lists cache_write_mtok (1.25x input)
-    first, second = run(OpenAICache(), [req(CALLS[0], "gpt-6-sol"), req(CALLS[1], "gpt-6-sol")])
-    assert (first.cache_write_tokens, first.uncached_input_tokens) == (4480, 0)  # 35 x 128 newly cached
-    assert (second.cache_read_tokens, second.cache_write_tokens, second.uncached_input_tokens) == (4480, 256, 124)
+    simulator = openai_simulator("gpt-6-sol")
+    assert simulator is OpenAIBreakpointCache
+    first, second = run(simulator(), [req(CALLS[0], "gpt-6-sol"), req(CALLS[1], "gpt-6-sol")])
+    assert (first.cache_write_tokens, first.uncached_input_tokens) == (4480, 0)
+    assert (second.cache_read_tokens, second.cache_write_tokens, second.uncached_input_tokens) == (4480, 380, 0)
 
 
 # ---------------------------------------------------------------- minimum length
@@ -218,9 +224,17 @@ def test_one_hour_ttl_option():
 
 
 def test_openai_ttl_is_a_parameter():
+    """The default is 24 h now, in-memory retention a choice (changed for issue 13: a 500 s pause was a miss).
+
+    "Organizations without ZDR enabled default to `24h`." (openai-python response_create_params.py, commit e43b422
+    of 2026-08-21, read 2026-12-02); in-memory: "The system typically clears caches within 5 to 10 minutes of
+    inactivity" (https://learn.microsoft.com/azure/foundry/openai/how-to/prompt-caching, read 2026-12-02)."""
     assert run(OpenAICache(ttl_s=600), [req(CALLS[0], "gpt-4o"), req(CALLS[1], "gpt-4o")],
                times=[0.0, 500.0])[1].cache_read_tokens == 4480
-    o = run(OpenAICache(), [req(CALLS[0], "gpt-4o"), req(CALLS[1], "gpt-4o")], times=[0.0, 500.0])[1]
+    assert run(OpenAICache(), [req(CALLS[0], "gpt-4o"), req(CALLS[1], "gpt-4o")],
+               times=[0.0, 500.0])[1].cache_read_tokens == 4480  # 24 h default
+    in_memory = OpenAICache(rules=rule_for("gpt-4o", retention="in_memory"))
+    o = run(in_memory, [req(CALLS[0], "gpt-4o"), req(CALLS[1], "gpt-4o")], times=[0.0, 500.0])[1]
     assert o.cache_read_tokens == 0 and "expired" in o.reason
 
 

@@ -87,10 +87,12 @@ def test_the_summary_call_at_window_100_sends_no_call_over_the_window(name, mode
 @pytest.mark.parametrize("name", list(STRATEGIES))
 @pytest.mark.parametrize("make", [long_first_message, image_turn], ids=["long-first-message", "image-turn"])
 def test_every_window_either_refuses_or_keeps_every_call_within_it(make, name, model, provider):
-    """The windows where these examples broke a rule (64 to 1,200 tokens), each replayed: a refusal
-    (a BudgetError over the budget), or no violation — side calls within the window with their max_tokens."""
+    """The windows where these examples broke a rule (64 to 1,200 tokens) and a little above, each replayed: a
+    refusal (a BudgetError over the budget), or no violation — side calls within the window with their max_tokens.
+    Up to 1,400 since issue 13: the pipeline's tool for Claude Sonnet 4.5 carries the 496-token tool prompt (346
+    before), so its floor passes 1,200."""
     conv, replayed = make(model, provider), 0
-    for window in range(64, 1_200, 6):
+    for window in range(64, 1_400, 6):
         recording = Recording(STRATEGIES[name]())
         result, violations = checked(conv, recording, window)
         assert violations == [], f"{name} at window {window}: {violations}"

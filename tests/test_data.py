@@ -72,7 +72,7 @@ def test_the_invented_repository_lives_beside_the_screenplay() -> None:
 
 def test_sample_shape(sample: Session) -> None:
     assert SAMPLE.stat().st_size < 600_000
-    assert sample.model == "claude-sonnet-4-5" and sample.provider == "anthropic"
+    assert sample.model == "claude-sonnet-4-6" and sample.provider == "anthropic"
     assert "synthetic" in (sample.title or "") and len(sample.tools) == 8
     assert 1000 < sum(map(len, sample.system)) < 4000  # a few hundred tokens
     path = sample.path()
@@ -85,7 +85,7 @@ def test_sample_shape(sample: Session) -> None:
     # every assistant call has plausible recorded usage
     for m in assistants:
         assert m.usage is not None and m.usage.total_input_tokens > 0 and m.usage.output_tokens > 0
-        assert m.model in ("claude-sonnet-4-5", "claude-opus-4-5") and m.provider == "anthropic"
+        assert m.model in ("claude-sonnet-4-6", "claude-opus-4-5") and m.provider == "anthropic"
     # parallel rounds, one answered out of order
     parallel = [m for m in assistants if len(m.tool_calls) >= 2]
     assert len(parallel) >= 3 and max(len(m.tool_calls) for m in parallel) == 3

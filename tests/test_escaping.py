@@ -255,7 +255,7 @@ def test_inspect_json_round_trips_the_text(capsys, files):
     doc = json.loads(out)
     assert doc["conversation"]["id"] == CONV and doc["conversations"][0]["title"] == TITLE
     assert doc["conversation"]["model"] == MODEL and SIDE in doc["conversation"]["threads"]
-    assert doc["profile"]["note"].startswith(MODEL)
+    assert doc["profile"]["note"].startswith(MODEL.lower())  # the profile names the model by its canonical (lowercased) id
 
 
 def test_inspect_json_notes_round_trip(capsys, files):
@@ -348,7 +348,7 @@ def test_context_ledger_fidelity_and_compare_reprs(files, conv):
     for what, outputs in texts.items():
         for text in outputs:
             assert raw_unsafe(text) == [], (what, text)
-    assert f"claude-sonnet-4-5{E}" in str(ctx)  # the tokenizer note names the model
+    assert f"claude-sonnet-4-5{E.lower()}" in str(ctx)  # the tokenizer note names the model (canonical id: lowercased)
     assert f"side{E}" in str(result.ledger) and f"recorded: conv{E}" in repr(recorded)
     assert all(f"f{k}{E}" in str(kept) for row in kept.rows for k in range(3) if f"f{k}{H}" in row.lost)
     assert f"log{E}.jsonl" in str(bodies) and "cannot build a context" in texts["compare"][1]

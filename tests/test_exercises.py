@@ -390,7 +390,7 @@ def test_ex04_reference_is_the_cache_simulators_and_the_price_table():
     from ctxlab.cache_openai import OpenAICache
     from ctxlab.tables.prices import cost, price_for
 
-    models = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
+    models = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4o"}  # the chapters' model (was Sonnet 4.5, retired)
     for provider, model in models.items():  # the exercise's prices are the table's
         table = price_for(model)
         assert EXERCISES[4].cases()  # generated

@@ -56,16 +56,19 @@ PLAIN_AGAIN = ("claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl", 
 
 # The sample's ledger totals under each strategy at WINDOW (and full at its own window): calls (rows),
 # total input, cache read, cache write and output tokens. Both paths must give them.
+# Issue 13 (H1): regenerated with `python tests/test_fast.py` after profile_for read the dated model table (the
+# sample's claude-sonnet-4-6: thinking keep_all, tool prompt 497, calibration 1.257, window 1,000,000) together with
+# the other issue-13 changes in the tree on 2026-12-02 05:10 UTC; regenerate once more after the last merge.
 SAMPLE_TOTALS: dict[tuple[str, int | None], tuple[int, ...]] = {
-    ("full", None): (77, 2_506_865, 2_296_506, 210_359, 6_448),
-    ("sliding", 30_000): (77, 641_044, 555_260, 73_610, 6_448),
-    ("budgeted", 30_000): (77, 641_044, 555_260, 73_610, 6_448),
-    ("recorded", 30_000): (77, 2_506_865, 2_296_506, 210_359, 6_448),
-    ("pruned", 30_000): (77, 1_365_123, 1_175_306, 189_817, 6_448),
-    ("paged", 30_000): (77, 1_354_791, 1_174_880, 179_911, 6_448),
-    ("budgeted+summary", 30_000): (206, 2_677_980, 2_388_915, 274_793, 180_250),  # summaries in chunks (issue 12)
-    ("compaction", 30_000): (79, 995_928, 883_117, 112_811, 8_421),
-    ("pipeline", 30_000): (78, 1_092_493, 979_817, 112_676, 7_443),
+    ("full", None): (77, 2_526_818, 2_315_552, 211_266, 6_448),
+    ("sliding", 30_000): (77, 661_327, 573_713, 74_313, 6_448),
+    ("budgeted", 30_000): (77, 661_327, 573_713, 74_313, 6_448),
+    ("recorded", 30_000): (77, 2_526_818, 2_315_552, 211_266, 6_448),
+    ("pruned", 30_000): (77, 1_374_501, 1_209_568, 164_933, 6_448),
+    ("paged", 30_000): (77, 1_374_256, 1_193_874, 180_382, 6_448),
+    ("budgeted+summary", 30_000): (206, 2_691_382, 2_408_088, 272_457, 178_960),  # summaries in chunks (issue 12)
+    ("compaction", 30_000): (79, 1_019_043, 905_199, 113_844, 8_405),
+    ("pipeline", 30_000): (78, 1_097_830, 983_569, 114_261, 7_435),
 }
 
 

@@ -215,8 +215,8 @@ def test_budget_state_matches_build_context_and_reports_errors():
 def test_spread_budgets_and_default_profiles():
     assert spread_budgets(1_000, 61_000, 500) == [7_000, 31_000, 55_000]
     assert spread_budgets(1_000, 1_500, 500) == [1_000, 1_500]
-    assert list(default_profiles(_conversation())) == ["gpt-4o", "claude-sonnet-4-5"]
-    assert list(default_profiles(Conversation(id="x", items=()))) == ["claude-sonnet-4-5", "gpt-4o"]
+    assert list(default_profiles(_conversation())) == ["gpt-4o", "claude-sonnet-4-6"]
+    assert list(default_profiles(Conversation(id="x", items=()))) == ["claude-sonnet-4-6", "gpt-4o"]
 
 
 # ---- the workbook ---------------------------------------------------------------------------------------

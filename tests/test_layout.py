@@ -29,8 +29,9 @@ PACKAGE = REPO / "ctxlab"
 
 # The book, in reading order (chapter order). A module may import only modules before it.
 BOOK = ("messages", "tokens", "estimators", "interactions", "context", "views", "strategies", "sendable", "bodies",
-        "render", "checks", "cache", "cache_anthropic", "cache_openai", "ledger", "pruning", "pruning_strategy", "paging", "summary",
-        "summary_chunks", "summary_strategy", "facts", "compaction", "pipeline", "replay", "loop")
+        "render", "checks", "cache", "cache_anthropic", "cache_openai", "cache_openai_breakpoints", "ledger", "pruning",
+        "pruning_strategy", "paging", "summary", "summary_chunks", "summary_strategy", "facts", "compaction", "pipeline",
+        "replay", "loop")
 
 # Layer ranks: an import must go to a lower rank, or stay inside its own layer. io and fast share a
 # rank but are different layers, so neither may import the other.

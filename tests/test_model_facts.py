@@ -286,9 +286,10 @@ def test_tokenizer_generations():
 
 
 def test_calibration_is_measured_only_where_measured():
-    """pi before-compaction.jsonl (claude-opus-4-5): 346,812 / 277,828 = 1.248 — ctxlab's own measurement."""
+    """pi before-compaction.jsonl (claude-opus-4-5): 461,878 / 372,146 = 1.241 over 454 pairs — ctxlab's own
+    measurement, re-measured in issue 13 with thinking counted (1.248 over 384 pairs before)."""
     opus = model_facts("claude-opus-4-5").o200k_calibration
-    assert opus.value == 1.248 and opus.source.status == "measured"
+    assert opus.value == 1.241 and opus.source.status == "measured"
     assert model_facts("claude-opus-4-7").o200k_calibration.source.status == "assumed"
 
 
@@ -314,6 +315,9 @@ def test_sonnet_4_5_retires_on_2026_11_30():
     fact = model_facts("claude-sonnet-4-5").lifecycle
     assert fact.source.status == "documented"
     assert fact.value == Lifecycle("deprecated", None, "2026-11-30", None)
+    assert fact.value.published_state == "deprecated"  # what the page printed, not the model's state today
+    assert not hasattr(fact.value, "state"), "one state only: Lifecycle.state_on(date)"
+    assert fact.value.state_on("2026-12-02") == model_facts("claude-sonnet-4-5").lifecycle_state() == "retired"
     assert model_facts("claude-sonnet-4-5", on="2026-11-29").lifecycle_state() == "deprecated"
     assert model_facts("claude-sonnet-4-5", on="2026-11-30").lifecycle_state() == "retired"
     assert model_facts("claude-sonnet-4-5").lifecycle_state() == "retired"
@@ -336,9 +340,10 @@ def test_a_current_documented_default_exists():
                for f in ("context_window_tokens", "min_cache_tokens", "thinking_rule", "tool_prompt_tokens"))
 
 
-def test_the_table_is_not_wired_yet():
-    """Nothing this session changes profile_for: its numbers stay as the chapters were executed with."""
+def test_the_table_is_wired_into_profile_for():
+    """Issue 13: profile_for reads the table: "| Claude Sonnet 4.5 | `auto`, `none`  ---  `any`, `tool` | 496 tokens
+    ---  588 tokens |" (Tool use with Claude, mirror snapshot ff5b8ed, 2026-08-22, read 2026-12-02)."""
     from ctxlab.tables.profiles import profile_for
 
-    assert profile_for("claude-sonnet-4-5").tool_system_tokens == 346
+    assert profile_for("claude-sonnet-4-5").tool_system_tokens == 496
     assert model_facts("claude-sonnet-4-5").value("tool_prompt_tokens") == ToolPrompt(496, 588)

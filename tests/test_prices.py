@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from importlib.metadata import version
 
 import pytest
@@ -35,11 +35,44 @@ def test_dated_model_id_matches_the_table_id():
     ("openai/gpt-4o", None, "gpt-4o"),
     ("anthropic/claude-opus-4-5", None, "claude-opus-4-5"),
     ("anthropic/claude-opus-4-5", "anthropic", "claude-opus-4-5"),
-    ("anthropic.claude-3-5-sonnet-20240620-v1:0", None, "claude-3-5-sonnet"),
+    ("anthropic.claude-3-5-sonnet-20240620-v1:0", None, "regional.anthropic.claude-3-5-sonnet-20240620-v1:0"),
 ])
 def test_vendor_prefixes(model, provider, model_id):
+    """A Bedrock id (``anthropic.`` prefix) is priced from genai-prices' AWS Bedrock rows since issue 13 (it was
+    Anthropic's claude-3-5-sonnet row before)."""
     p = prices.price_for(model, provider)
     assert p is not None and p.model_id == model_id
+
+
+def test_a_bedrock_cross_region_id_gets_bedrocks_own_price():
+    """"The inference profile ID is the base model ID with a prefix ..., for example
+    us.anthropic.claude-sonnet-4-5-20250929-v1:0." (Claude on Amazon Bedrock, platform.claude.com, read 2026-12-02).
+    genai-prices lists AWS Bedrock prices (provider "aws"): the regional profile of Sonnet 4.5 at $3.30 / M input
+    (Anthropic's list price is $3.00). It used to go unpriced."""
+    p = prices.price_for("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
+    assert p is not None and p.provider_id == "aws" and p.input_per_mtok == 3.3 and p.note == ""
+    assert prices.price_for("global.anthropic.claude-sonnet-4-5-20250929-v1:0").input_per_mtok == 3.0
+
+
+def test_a_routed_id_bedrock_lacks_is_priced_from_its_bare_id_with_a_note():
+    """An id the Bedrock rows do not list (a ``ca.`` profile) or a Vertex id without its provider: read back to the
+    bare id (canonical_model_id) and priced at Anthropic's list price, and the note says so."""
+    for model, bare in (("ca.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
+                        ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5")):
+        p = prices.price_for(model)
+        assert p is not None and (p.model_id, p.provider_id, p.input_per_mtok) == (bare, "anthropic", 3.0)
+        assert "Anthropic's list price" in p.note and "Bedrock and Vertex AI prices may differ" in p.note
+        c = prices.cost(model, None, uncached_input_tokens=1, cache_read_tokens=0, cache_write_tokens=0,
+                        output_tokens=0)
+        assert c is not None and p.note in c.notes
+    assert prices.price_for("claude-sonnet-4-6").note == ""  # the bare id itself: no note
+
+
+def test_the_price_table_date_is_the_checked_versions():
+    """genai-prices ships no snapshot date, so ctxlab dates the version it checked; an upgrade without a new
+    check fails here (bump prices.CHECKED)."""
+    assert prices.price_table_date() == date(2026, 12, 2)
+    assert prices.CHECKED[0] == version("genai-prices"), "genai-prices changed: re-check it and bump prices.CHECKED"
 
 
 def test_unknown_provider_name_falls_back_to_the_model_id():

@@ -3,12 +3,24 @@
 from ctxlab.tables.profiles import profile_for, window_from_price_table, with_window
 
 
-def test_windows_come_from_the_price_table_when_it_knows_the_model():
-    for model in ("claude-opus-4-5", "claude-sonnet-4-20250514", "gpt-4o"):
+def test_windows_come_from_the_price_table_when_the_table_has_no_documented_window():
+    """gpt-4o's window in ctxlab.tables.model_facts is 'assumed' (third-party): the price table's is used."""
+    for model in ("gpt-4o", "gpt-5"):
         window, source = window_from_price_table(model)
         p = profile_for(model)
         assert p.context_window == window and source.startswith("genai-prices")
         assert p.window_source == source
+
+
+def test_documented_windows_come_from_the_dated_table():
+    """"Other Claude models, including Claude Sonnet 4.5, have a 200k-token context window." (Context windows,
+    https://platform.claude.com/docs/en/build-with-claude/context-windows, mirror snapshot ff5b8ed 2026-08-22, read
+    2026-12-02): the window source names that page, not genai-prices."""
+    for model in ("claude-opus-4-5", "claude-sonnet-4-20250514"):
+        p = profile_for(model)
+        assert p.context_window == 200_000
+        assert p.window_source.startswith("Context windows https://platform.claude.com")
+        assert "2026-08-22" in p.window_source
 
 
 def test_families():

@@ -32,8 +32,9 @@ BEFORE = {
     'recorded_ledger', 'render_blocks', 'replay', 'request_from_sizes', 'structural', 'summary_call',
     'to_anthropic_body', 'to_openai_body', 'to_provider_fields', 'tool_result', 'tools_tokens', 'user', 'with_window',
 }
-ADDED = {"AgentLoop", "to_responses_body"}  # the rename of ContextManager (the old name stays, deprecated, for one
-# release); the Responses API body (issue 12)
+# the rename of ContextManager (the old name stays, deprecated, for one release); the Responses API body (issue 12);
+# OpenAI's breakpoint cache simulator for GPT-5.6 on (issue 13)
+ADDED = {"AgentLoop", "OpenAIBreakpointCache", "to_responses_body"}
 
 CHAPTER = re.compile(r"[Cc]hapters? \d\d")
 

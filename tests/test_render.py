@@ -55,10 +55,14 @@ def test_thinking_is_sent_as_recorded_but_earlier_turns_count_nothing():
     first, second = body["messages"][1]["content"], body["messages"][3]["content"]
     assert [b["type"] for b in first] == ["thinking", "text"] == [b["type"] for b in second]
     assert first[0]["signature"] == "sig"
-    # the same thinking block, current turn vs an earlier turn: identical bytes (the prefix holds) ...
+    # the same thinking block, current turn vs an earlier turn: identical bytes, but on a last-turn-only model
+    # (Sonnet 4.5) the new user turn strips it and the prefix from it on is new (changed for issue 13: the
+    # prefix digests were equal) -- tests/test_anthropic_invalidation.py quotes the rule ...
     now = render_blocks(build_context(Conversation("c", c.items[:2]), profile=CLAUDE))
     later = render_blocks(build_context(Conversation("c", c.items[:3]), profile=CLAUDE))
-    assert now.blocks[1].prefix_digest == later.blocks[1].prefix_digest
+    assert now.blocks[1].digest == later.blocks[1].digest
+    assert now.blocks[0].prefix_digest == later.blocks[0].prefix_digest
+    assert now.blocks[1].prefix_digest != later.blocks[1].prefix_digest
     # ... but once a new user turn starts it no longer counts toward the context (Anthropic's rule)
     from ctxlab.tokens import MessageMeter
     meter = MessageMeter(CLAUDE)

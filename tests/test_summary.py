@@ -297,7 +297,10 @@ def test_placement_between_summary_changes_all_three_are_stable(placements: dict
             # the request only appended to the one before, or diverged for a reason no placement causes
             # (a model change; Anthropic dropping earlier thinking at a new user turn) - alike for all three
             assert len({r.diverged_at.split()[0] if r.diverged_at else "" for r in d.values()}) == 1
-            hits = [r for r in d.values() if r.reason.startswith("hit")]
+            # after a model change the read comes from an earlier same-model entry, written under an older
+            # summary: system_end then keeps only the tools' entry (issue 13: 1,027 tokens with the 497-token
+            # tool prompt, above the 1,024 minimum), so those calls are left out of "reads hold the head"
+            hits = [r for r in d.values() if r.reason.startswith("hit") and "model changed" not in r.diverged_at]
             step = 128 if provider == "openai" else 1  # OpenAI reads in 128-token steps
             assert all(r.cache_read_tokens >= r.head_tokens // step * step for r in hits)  # reads hold the head
 
@@ -320,12 +323,16 @@ def test_placement_at_a_change_all_three_diverge_right_after_the_base_system_pro
             assert d["first_user"].diverged_at.startswith("user summary:")
 
 
-def test_placement_anthropic_appending_to_the_system_block_loses_the_system_entry(placements: dict) -> None:
+def test_placement_anthropic_appending_to_the_system_block_loses_the_system_entry(placements: dict,
+                                                                                    sample: Conversation) -> None:
     changes = [d for (p, c), d in placements.items() if p == "anthropic" and d["system_end"].summary in
                ("new", "changed") and d["system_end"].diverged_at.startswith("system")]
     assert changes
+    # what survives is the tools' own entry, when it reaches the 1,024-token minimum: since issue 13 the sample's
+    # 8 tools + Anthropic's 497-token tool prompt (Sonnet 4.6) count 1,027 (with 346 they were below it: 0 read)
+    tools_entry = MessageMeter(profile_for(sample.model, sample.provider)).tools(sample.tools)
     for d in changes:
-        assert d["system_end"].cache_read_tokens == 0 < d["system_end"].head_tokens
+        assert d["system_end"].cache_read_tokens in (0, tools_entry) and tools_entry < d["system_end"].head_tokens
         for name in ("system_block", "system_block+breakpoint", "first_user"):
             assert d[name].cache_read_tokens == d[name].head_tokens, name
 
@@ -366,13 +373,15 @@ def test_placement_anthropic_only_a_breakpoint_after_the_base_prompt_keeps_its_e
     for r in rows:
         by[(r.provider, r.call)][r.placement] = r
     states = [by[("anthropic", c)]["system_end"].summary for c in range(1, 41)]
-    assert states == ["none"] * 3 + ["new"] + ["same"] * 19 + ["changed"] * 17  # measured: 475 s of "same"
+    # measured: 475 s of "same"; issue 13 (calibration 1.267 -> 1.257) moved the summary's start one call later
+    assert states == ["none"] * 4 + ["new"] + ["same"] * 19 + ["changed"] * 16
     first_change = next(c for c in range(1, 41) if by[("anthropic", c)]["system_end"].summary == "changed")
     for c in range(first_change, 41):
         a = by[("anthropic", c)]
         assert a["system_end"].cache_read_tokens == 0
         assert a["system_block"].cache_read_tokens == 0  # the base entry expired under the summary block
         head = a["first_user"].head_tokens
-        assert a["system_block+breakpoint"].cache_read_tokens == a["first_user"].cache_read_tokens == head == 2_001
+        # the 2,000-token system prompt counted under o200k x 1.257 (issue 13; 2,001 under x 1.267)
+        assert a["system_block+breakpoint"].cache_read_tokens == a["first_user"].cache_read_tokens == head == 1_985
         o = by[("openai", c)]
         assert {r.cache_read_tokens for r in o.values()} == {1_920}  # OpenAI: the head, floored to 128s

@@ -105,7 +105,9 @@ def test_tool_definitions_follow_the_openai_recipe():
     assert tools_tokens([spec], counter) == expected
     assert tools_tokens([], counter) == 0
     claude = MessageMeter(CLAUDE)
-    assert claude.tools([spec]) == tools_tokens([spec], claude.counter) + 346
+    # "| Claude Sonnet 4.5 | `auto`, `none`  ---  `any`, `tool` | 496 tokens  ---  588 tokens |" (Tool use with
+    # Claude, mirror snapshot ff5b8ed 2026-08-22, read 2026-12-02); 346 before issue 13 (the 2026-05-20 table)
+    assert claude.tools([spec]) == tools_tokens([spec], claude.counter) + 496
 
 
 def test_image_tokens_per_provider_rule():

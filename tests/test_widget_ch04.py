@@ -181,7 +181,7 @@ def test_model_and_strategy_controls_change_the_numbers(widget):
 @pytest.mark.parametrize("settings", [
     dict(strategy="full", provider="anthropic", model="as recorded", window=200_000),
     dict(strategy="sliding", provider="openai", model="gpt-4o", window=30_000),
-    dict(strategy="budgeted", provider="anthropic", model="claude-sonnet-4-5", window=40_000, pause_minutes=12,
+    dict(strategy="budgeted", provider="anthropic", model="claude-sonnet-4-6", window=40_000, pause_minutes=12,
          pause_call=33),
     dict(strategy="recorded", provider="anthropic", model="as recorded", window=100_000),
 ])

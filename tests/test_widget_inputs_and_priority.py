@@ -77,8 +77,8 @@ def test_the_ledger_widget_honours_a_small_window(sample):
     assert w.window.value == 1_000 == w.window.min and w.state.window == 1_000
     assert w.state.overflow_calls == w.state.calls  # full sends everything: every call over 1,000, not 5,000
     assert w.state == w.replays.compute(**{**w.settings(), "window": 1_000})
-    wide = LedgerWidget(sample, window=300_000)
-    assert wide.window.value == wide.window.max == 300_000 and wide.state.window == 300_000
+    wide = LedgerWidget(sample, window=1_500_000)  # over the sample model's own 1,000,000 (Sonnet 4.6): widens the slider
+    assert wide.window.value == wide.window.max == 1_500_000 and wide.state.window == 1_500_000
     with pytest.raises(CtxlabError, match=r"LedgerWidget: window must be a positive whole number of tokens"):
         LedgerWidget(sample, window=0)
 

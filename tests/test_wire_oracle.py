@@ -209,10 +209,15 @@ CASES = [
     # "If the input alone already exceeds the model's context window, the API returns a 400 ... on every model."
     Case(A, "input_over_window", RULES[A]["input_over_window"].quote, ant([U]), "messages", ant([U]),
          {"input_tokens": 200_001, "context_window": 200_000}, {"input_tokens": 200_000, "context_window": 200_000}),
-    # "On earlier models, the API returns a validation error instead." (earlier than Claude 4.5)
+    # "On earlier models, the API returns a validation error instead." (earlier than Claude 4.5; Sonnet 4's window is
+    # the documented 200k: "Other Claude models, including Claude Sonnet 4.5, have a 200k-token context window.")
     Case(A, "output_over_window", "On earlier models, the API returns a validation error instead.",
-         ant([U], model="claude-3-7-sonnet-20250219", max_tokens=64_000), "max_tokens",
-         ant([U], model="claude-3-7-sonnet-20250219", max_tokens=40_000), {"input_tokens": 150_000}),
+         ant([U], model="claude-sonnet-4-20250514", max_tokens=64_000), "max_tokens",
+         ant([U], model="claude-sonnet-4-20250514", max_tokens=40_000), {"input_tokens": 150_000}),
+    # "... Claude Sonnet 4.6 support up to 128k output tokens per request. Claude Haiku 4.5, Claude Sonnet 4.5, and
+    # Claude Opus 4.5 support up to 64k." (Building with extended thinking, snapshot 2026-08-22, read 2026-12-02)
+    Case(A, "output_over_max", RULES[A]["output_over_max"].quote, ant([U], max_tokens=64_001), "max_tokens",
+         ant([U], max_tokens=64_000)),
     # --- OpenAI Chat Completions ---
     # "A list of messages comprising the conversation so far."
     Case(C, "malformed", "A list of messages comprising the conversation so far.", chat("Run the tests."), "messages",
@@ -245,6 +250,10 @@ CASES = [
     Case(C, "output_over_window", RULES[C]["output_over_window"].quote, chat([CU], max_completion_tokens=16_000),
          "max_completion_tokens", chat([CU], max_completion_tokens=8_000),
          {"input_tokens": 120_000, "context_window": 128_000}),
+    # "An upper bound for the number of tokens that can be generated for a completion, ..." with gpt-4o's 16,384
+    # (model_facts, third-party: "| GPT-4o (OpenAI) | 128K tokens | 16,384 (16K) tokens |")
+    Case(C, "output_over_max", RULES[C]["output_over_max"].quote, chat([CU], max_completion_tokens=16_385),
+         "max_completion_tokens", chat([CU], max_completion_tokens=16_384)),
     # --- OpenAI Responses ---
     # "Text, image, or file inputs to the model, used to generate a response."
     Case(R, "malformed", RULES[R]["malformed"].quote, resp(42), "input", resp("Run the tests.")),
@@ -268,11 +277,17 @@ CASES = [
                                                                                        fout("call_1")])),
     Case(R, "input_over_max", RULES[R]["input_over_max"].quote, resp([RU]), "input", resp([RU]),
          {"input_tokens": 10, "max_input_tokens": 9}, {"input_tokens": 9, "max_input_tokens": 9}),
+    # (the caller's max_input_tokens replaces GPT-5's own 272,000, tested in tests/test_wire_limits.py)
     Case(R, "input_over_window", RULES[R]["input_over_window"].quote, resp([RU]), "input", resp([RU]),
-         {"input_tokens": 400_001, "context_window": 400_000}, {"input_tokens": 400_000, "context_window": 400_000}),
+         {"input_tokens": 400_001, "context_window": 400_000, "max_input_tokens": 400_000},
+         {"input_tokens": 400_000, "context_window": 400_000, "max_input_tokens": 400_000}),
     Case(R, "output_over_window", RULES[R]["output_over_window"].quote, resp([RU], max_output_tokens=20_000),
          "max_output_tokens", resp([RU], max_output_tokens=10_000),
-         {"input_tokens": 385_000, "context_window": 400_000}),
+         {"input_tokens": 385_000, "context_window": 400_000, "max_input_tokens": 400_000}),
+    # "An upper bound for the number of tokens that can be generated for a response, ..." with gpt-4.1's 32,768
+    # (model_facts, third-party: "- **Maximum output tokens:** 32,768")
+    Case(R, "output_over_max", RULES[R]["output_over_max"].quote, resp([RU], model="gpt-4.1", max_output_tokens=32_769),
+         "max_output_tokens", resp([RU], model="gpt-4.1", max_output_tokens=32_768)),
 ]
 
 
@@ -337,10 +352,13 @@ def test_every_break_is_reported_not_only_the_first():
     assert rules.index("first_message_user") < rules.index("empty_text")  # body order
 
 
-def test_the_context_window_defaults_to_the_models_profile():
-    from ctxlab.tables.profiles import profile_for
+def test_the_context_window_defaults_to_the_models_documented_one():
+    """'Other Claude models, including Claude Sonnet 4.5, have a 200k-token context window.' (Context windows,
+    snapshot 2026-08-22): the oracle reads ctxlab.tables.model_facts, not the renderer's profile."""
+    from ctxlab.tables.model_facts import model_facts
 
-    window = profile_for("claude-sonnet-4-5").context_window
+    window = model_facts("claude-sonnet-4-5").context_window_tokens.value
+    assert window == 200_000
     assert found(A, ant([U]), input_tokens=window) == []
     assert found(A, ant([U]), input_tokens=window + 1) == [("input_over_window", "messages")]
 
@@ -422,7 +440,8 @@ def test_every_rule_has_a_page_a_url_a_read_date_and_a_sentence_or_its_evidence(
         assert set(rules) == set(SAYS[kind]), kind
         for name, source in rules.items():
             assert isinstance(source, Source)
-            assert source.page and source.url.startswith("https://") and source.read == "2026-12-01", (kind, name)
+            assert source.page and source.url.startswith("https://"), (kind, name)
+            assert source.read in ("2026-12-01", "2026-12-02"), (kind, name)  # 12-02: the per-model limits
             if not source.quote:  # no documented sentence: the note must say so and name the evidence
                 assert "not stated in the" in source.note.lower() and "github.com" in source.url + source.note
 

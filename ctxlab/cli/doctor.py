@@ -148,8 +148,28 @@ def check_widgets_extension() -> Check:
     return Check("widgets extension", True, f"jupyterlab_widgets {v} at {found}")
 
 
+def check_default_model() -> Check:
+    """The chapters' default model is not retired as of the price table's date (FAIL names the retirement)."""
+    try:
+        from ctxlab.cli.models import lifecycle_note
+        from ctxlab.tables.default_model import DEFAULT_MODEL
+        from ctxlab.tables.model_facts import model_facts
+        from ctxlab.tables.prices import price_table_date
+
+        on = price_table_date()
+        note, life = lifecycle_note(DEFAULT_MODEL), model_facts(DEFAULT_MODEL, on=on).lifecycle.value
+    except Exception as err:
+        return Check("default model", False, f"{type(err).__name__}: {err}")
+    if life.state_on(on) == "retired":
+        return Check("default model", False, f"{note} Update ctxlab (ctxlab/tables/default_model.py).")
+    later = f"; retires not sooner than {life.retires_not_before}" if life.retires_not_before else ""
+    return Check("default model", True, note or f"{DEFAULT_MODEL} {life.state_on(on)} as of {on.isoformat()} "
+                                              f"(the price table's date){later}")
+
+
 CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
     check_python, check_ctxlab, check_packages, check_tokenizers, check_kernel, check_widgets_extension,
+    check_default_model,
 )
 
 

@@ -4,8 +4,9 @@
 conversations, messages by role, interaction units, orphaned tool calls and results (each one
 named), token totals under four counters, the model profile used and the static head.
 ``--json`` prints the same as one JSON object. Bad input ends with one line on stderr and exit
-code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). API keys in what is printed are
-masked (:func:`ctxlab.base.redact.redact`), then control, bidi and invisible characters from the file are
+code 2, never a traceback (set ``CTXLAB_DEBUG=1`` to see one). A retired model gets one ``note:``
+line (:mod:`ctxlab.cli.models`). API keys in what is printed are masked
+(:func:`ctxlab.base.redact.redact`), then control, bidi and invisible characters from the file are
 shown as escapes (:mod:`ctxlab.base.safe_text`; ``--json`` writes them as ``\\uNNNN``, the exact text);
 the counts are made from the text as recorded. Plumbing, not a chapter: it only calls the textbook modules.
 """
@@ -26,6 +27,7 @@ from ctxlab.base.redact import redact
 from ctxlab.base.safe_text import safe_json, shown
 from ctxlab.cli.compare import conversation_index
 from ctxlab.cli.doctor import format_checks, run_checks
+from ctxlab.cli.models import model_notes
 from ctxlab.cli.replay import add_parser as add_replay
 from ctxlab.estimators import COUNTER_NAMES, get_counter
 from ctxlab.interactions import find_orphans, group_units
@@ -124,6 +126,8 @@ def inspect_report(transcript: Transcript, conversation: int | None = None) -> d
         # readers repeat their skip notes on the conversation: each note once
         "notes": list(dict.fromkeys([*transcript.notes, *(n for r in parts for n in r["notes"])])),
         "conversation": reports[selected] if selected is not None else None,
+        "model_notes": model_notes(m for i in chosen for c in (transcript.conversations[i],)  # retired models
+                                   for m in (c.model, *(x.model for x in c.messages))),
     }
 
 
@@ -196,6 +200,7 @@ def format_report(rep: dict[str, Any]) -> str:
         lines += [f"    {shown(n)}" for n in notes[:NOTES_SHOWN]]
         if len(notes) > NOTES_SHOWN:
             lines.append(f"    ... {len(notes) - NOTES_SHOWN} more (--json lists all)")
+    lines += [f"note: {shown(n)}" for n in rep.get("model_notes", ())]
     if rep["selected"] is None:
         lines.append(f"{len(rep['conversations'])} conversations: pick one for its profile and static head with "
                      f"--conversation N (0..{len(rep['conversations']) - 1}).")

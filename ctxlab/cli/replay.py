@@ -6,9 +6,11 @@
 Without ``--conversation``, every conversation of the file is replayed on its own (a tau-bench
 file holds 200). ``--recorded`` prints what really happened instead (the recorded usage, priced)
 with the two fidelity figures. ``--check`` validates every context built and exits 1 naming the
-first call and rule that failed. API keys in what is printed are masked (:func:`ctxlab.base.redact.redact`), then
-control, bidi and invisible characters from the file are shown as escapes (:func:`ctxlab.base.safe_text.shown`;
-``--json`` writes them as ``\\uNNNN`` and keeps the exact text).
+first call and rule that failed. A retired model (the transcript's or ``--model``'s) gets one
+``note:`` line, as of the price table's date; a mistyped ``--model`` exits 2 with a did-you-mean
+(:mod:`ctxlab.cli.models`). API keys in what is printed are masked (:func:`ctxlab.base.redact.redact`),
+then control, bidi and invisible characters from the file are shown as escapes
+(:func:`ctxlab.base.safe_text.shown`; ``--json`` writes them as ``\\uNNNN`` and keeps the exact text).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_json, shown
 from ctxlab.cli.compare import cmd_compare, conversation_index
+from ctxlab.cli.models import check_model_option, model_notes
 from ctxlab.fast import FAST
 from ctxlab.io.formats import load
 from ctxlab.lab.fidelity import structural
@@ -91,8 +94,10 @@ def _grouped(said: list[tuple[str, str]]) -> list[str]:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    unknown = check_model_option(args.model)  # a likely typo raises (exit 2); a plausible unknown model runs
+    if unknown:
+        print(shown(f"note: {unknown}"), file=sys.stderr)
     if args.compare:
-
         return cmd_compare(args)
 
     if args.rows < 0:
@@ -151,6 +156,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
             out["rows"] += _rows(ledger, conv.id)
         texts.append(f"== {shown(conv.id)} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
     out["notes"] = [f"{cid}: {n}" for cid, n in said]
+    # a retired (or retiring) model, a routed price: once per model, as of the price table's date
+    out["model_notes"] = model_notes([args.model] if args.model else
+                                     [m for _, c in chosen for m in (c.model, *(x.model for x in c.messages))])
     if skipped:
         out["skipped_conversations"] = skipped
         why = why_skipped[skipped[0]]
@@ -188,7 +196,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
               + (f", {len(skipped)} of {len(chosen)} conversations skipped" if skipped else "")
               + f" ({out['strategy']}; "
               f"prices: {shown(out['prices']['package'])} {shown(out['prices']['version'])})")
-        for n in _grouped(said):  # --json keeps every note as it is
+        for n in [*_grouped(said), *out["model_notes"]]:  # --json keeps every note as it is
             print(shown(f"note: {n}"))
         if args.check:
             print("check: OK, every context passed" if not failures and not skipped else

@@ -3,7 +3,7 @@
 A request is a list of blocks ``(label, tokens)``: tools, system prompt, messages, in order. Two
 blocks are the same when label and tokens are equal (as in ``ctxlab.cache.request_from_sizes``).
 The cache held nothing before ``previous`` was sent; ``current`` follows it a moment later (no
-expiry, same model). Both rules use a minimum cacheable prompt of 1,024 tokens (Claude Sonnet 4.5,
+expiry, same model). Both rules use a minimum cacheable prompt of 1,024 tokens (Claude Sonnet 4.6,
 gpt-4o):
 
 * ``"anthropic"`` — one breakpoint, on each request's last block. ``previous`` wrote one entry
@@ -30,7 +30,7 @@ from ctxlab.exercises._grader import Exercise, by_size, short
 Block = tuple[str, int]  # (label, tokens)
 
 # USD per million tokens (input, cache read, cache write) from genai-prices 0.2.3:
-# claude-sonnet-4-5 and gpt-4o (which bills no cache write).
+# claude-sonnet-4-6 and gpt-4o (which bills no cache write).
 PRICES = {"anthropic": (3.0, 0.3, 3.75), "openai": (2.5, 1.25, 0.0)}
 
 

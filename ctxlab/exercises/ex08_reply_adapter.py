@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from ctxlab.loop import AgentLoop
 from ctxlab.messages import Message
+from ctxlab.tables.default_model import DEFAULT_MODEL, DEFAULT_PROVIDER
 from ctxlab.exercises._grader import Exercise, by_size
 
 STOP_REASONS = {"end_turn": "stop", "tool_use": "tool_use", "max_tokens": "length"}  # Anthropic -> ctxlab
@@ -45,7 +46,7 @@ def reply_to_record(reply: dict) -> dict:
 class _Sink:
     """Stands in for an AgentLoop: ``record_response``'s own code runs; the message is kept, not written."""
 
-    model, provider = "claude-sonnet-4-5", "anthropic"
+    model, provider = DEFAULT_MODEL, DEFAULT_PROVIDER
 
     def __init__(self) -> None:
         self.session = self
@@ -99,7 +100,7 @@ def _usage(rng: random.Random) -> dict[str, Any]:
 
 
 def _reply(content: list[dict[str, Any]], usage: dict[str, Any], stop: str, k: int) -> dict[str, Any]:
-    return {"id": f"msg_01{k:04d}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+    return {"id": f"msg_01{k:04d}", "type": "message", "role": "assistant", "model": DEFAULT_MODEL,
             "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage}
 
 

@@ -30,7 +30,9 @@ from typing import Callable
 from ctxlab.base.sequences import shared_prefix
 from ctxlab.context import Context
 from ctxlab.messages import Message
-from ctxlab.render import Block, RenderedRequest, digest, head_pieces, render_message
+from ctxlab.render import (LEVEL_OF, Block, RenderedRequest, chain_step, has_images, head_pieces, is_stripped,
+                           level_salts, render_message, salt_before, tool_choice_name)
+from ctxlab.tables.cache_invalidation import LEVELS
 from ctxlab.fast.sendable_cache import SendableCache
 from ctxlab.tokens import MessageMeter, thinking_counts
 
@@ -76,6 +78,7 @@ class Rendered:
     messages: tuple[Message, ...]
     last_user: int
     log: Log
+    first_image: int | None = None  # index of the first message holding an image (None: no image)
 
     @property
     def is_tip(self) -> bool:  # nothing was appended to its log after it
@@ -184,7 +187,7 @@ class RenderCache:
 
     def __call__(self, context: Context, provider: str | None = None, model: str | None = None,
                  meter: MessageMeter | None = None, thinking: str | None = None,
-                 breakpoints: set[int] | None = None) -> RenderedRequest:
+                 breakpoints: set[int] | None = None, *, tool_choice: object = "auto") -> RenderedRequest:
         """What ``render_blocks(context, provider, model, meter, thinking, breakpoints)`` returns: a request that
         starts like an earlier one continues from its blocks, chained digests and token prefix sums."""
         provider = provider or ("anthropic" if context.profile.provider == "anthropic" else "openai")
@@ -194,9 +197,15 @@ class RenderCache:
         self._bound = max(self._bound, 4 * len(msgs))  # the current context's messages always stay
         refs = (self.canonical(context.tools), self.canonical(context.system), meter)  # the head, by identity
         head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)
-        key = (*head_key, thinking, rule)
+        choice = tool_choice_name(tool_choice)
+        key = (*head_key, thinking, rule, choice)
 
         earlier, done = self.continue_from(key, refs, msgs)
+        first_image = _first_image(msgs, earlier, done)  # images present salt the chain too (render.level_salts)
+        images = first_image is not None
+        if earlier is not None and (earlier.first_image is not None) != images:
+            done = 0  # the salt at the first message differs: every message block is chained again
+        salts = level_salts(thinking, choice, images) if provider == "anthropic" else {}
         last_user = _newest_user(msgs, earlier, done)
         if earlier is not None and rule == "current_turn" and earlier.last_user != last_user:
             done = min(done, min(earlier.last_user, last_user) + 1)  # thinking counts differ after that
@@ -206,10 +215,10 @@ class RenderCache:
             log = earlier.log.upto(done)
         else:
             log = Log([], [], [], [], [], set())
-            chain, total = "", 0
+            chain, total, done_levels = "", 0, set()
             for kind, label, text, block_digest, tokens in self.head(head_key, refs,
                                                                      lambda: head_pieces(context, provider, meter)):
-                chain, total = digest(chain + block_digest), total + tokens
+                chain, total = chain_step(salt_before(chain, salts, done_levels, kind), block_digest), total + tokens
                 log.blocks.append(Block(kind, label, block_digest, chain, tokens, text))
                 log.cum.append(total)
                 log.message_ids.append(None)
@@ -220,16 +229,18 @@ class RenderCache:
             done = 0
         blocks, cum, mids, users, starts = log.blocks, log.cum, log.message_ids, log.users, log.starts
         chain, total = (blocks[-1].prefix_digest, cum[-1]) if blocks else ("", 0)
-        salted = len(blocks) > starts[0]  # a message block is in: the thinking setting is in the chain already
+        # a message block is in: the salts are in the chain already; else the head's levels are done
+        head_kinds = [b.kind for b in blocks[:starts[0]]]
+        salted = set(LEVELS[:LEVELS.index(LEVEL_OF[head_kinds[-1]]) + 1]) if head_kinds else set()
+        salted |= {"messages"} if len(blocks) > starts[0] else set()
         for i in range(done, len(msgs)):
             msg, keep = msgs[i], thinking_counts(context.profile, i, last_user)
             is_user = msg.role in ("user", "tool")
             if is_user:
                 self._user_ids.add(msg.id)
             for label, text, block_digest, tokens in self.message(msg, provider, keep, meter):
-                if not salted and provider == "anthropic":
-                    chain, salted = digest(chain + f"thinking={thinking}"), True
-                chain, total = digest(chain + block_digest), total + tokens
+                chain = chain if "messages" in salted else salt_before(chain, salts, salted, "message")
+                chain, total = chain_step(chain, block_digest, is_stripped(label, keep, provider, rule)), total + tokens
                 blocks.append(Block("message", label, block_digest, chain, tokens, text, msg.id))
                 cum.append(total)
                 mids.append(msg.id)
@@ -242,13 +253,13 @@ class RenderCache:
             marks = self.breakpoints(log, msgs)
         else:
             marks = set()
-        self.remember(Rendered(key, refs, msgs, last_user, log))
+        self.remember(Rendered(key, refs, msgs, last_user, log, first_image))
         out = list(blocks)
         for i in marks:  # the log's blocks carry no breakpoint: this request's copy is marked
             if 0 <= i < len(out):
                 out[i] = replace(out[i], breakpoint=True)
         request = RenderedRequest(provider, model or context.profile.name, tuple(out), tuple(cum), thinking,
-                                  context.overhead_tokens)
+                                  context.overhead_tokens, choice, images)
         request.__dict__["breakpoints"] = tuple(sorted(i for i in marks if 0 <= i < len(out)))  # known: no scan
         return request
 
@@ -262,3 +273,12 @@ def _newest_user(msgs: tuple[Message, ...], earlier: Rendered | None, shared: in
     if earlier is not None and earlier.last_user < shared:
         return earlier.last_user
     return next((i for i in range(shared - 1, -1, -1) if msgs[i].is_real_user), -1)
+
+
+def _first_image(msgs: tuple[Message, ...], earlier: Rendered | None, shared: int) -> int | None:
+    """The index of the first message holding an image (None: none), the ``shared`` first messages answered by the
+    earlier request: only the new messages are looked at."""
+    if earlier is not None and earlier.first_image is not None and earlier.first_image < shared:
+        return earlier.first_image
+    start = shared if earlier is not None else 0
+    return next((start + k for k, m in enumerate(msgs[start:]) if has_images((m,))), None)

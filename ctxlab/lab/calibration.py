@@ -8,11 +8,16 @@ messages that followed. Counting those same messages with o200k gives a pair
 
     (Claude tokens added, o200k tokens counted)
 
-and the calibration factor is their token-weighted ratio. Pairs are skipped where the count
-cannot be compared: a real user message in between (earlier thinking is stripped then), a
-model or thinking change, a compaction, or a reply with thinking (its signature is not kept).
+and the calibration factor is their token-weighted ratio. The first call's reply is counted with
+its thinking where the profile says the model sends it back (``thinking`` ``"all"``: Anthropic's
+"keep all prior turns" models, and ``"current_turn"``: the thinking of the current tool-use loop).
+Pairs are skipped where the count cannot be compared: a real user message in between on a model
+that strips earlier turns' thinking then (``"current_turn"``), a model or thinking change, or a
+compaction. (Before issue 13 every reply with thinking was skipped and thinking never counted:
+pi's factor was 1.248 over 384 pairs then, 1.241 over 454 now.)
 
-Simplified on purpose: one factor for all content; the per-message overheads are o200k's.
+Simplified on purpose: one factor for all content; the per-message overheads are o200k's; a
+thinking block's signature is not in the transcript and is not counted.
 Taught in chapter 01 (measured) and used by the Claude profiles.
 """
 
@@ -21,8 +26,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ctxlab.messages import Conversation, Entry, Message, ThinkingPart
+from ctxlab.messages import Conversation, Entry, Message
 from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tokens import MessageMeter, TiktokenCounter
 
 
@@ -48,13 +54,16 @@ def measure_calibration(conversation: Conversation, profile: ModelProfile | None
     """Measure the provider/o200k token ratio from recorded usage; None when no clean pair exists.
 
     Example: a reply of 100 o200k tokens plus a tool result of 900 that grew Claude's prompt by 1,150
-    tokens gives a pair with ratio 1.15 (added 1,150 / counted 1,000). Chapter 01.
+    tokens gives a pair with ratio 1.15 (added 1,150 / counted 1,000). The reply's thinking counts unless the
+    profile's ``thinking`` is ``"none"``; a user message in between skips the pair only under ``"current_turn"``
+    (the API strips earlier turns' thinking then, Anthropic 'Thinking', mirror snapshot 2026-08-22). Chapter 01.
     """
-    profile = profile or profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
+    profile = profile or profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
     meter = MessageMeter(profile, TiktokenCounter("o200k_base"))  # raw o200k: the thing being calibrated
     skipped: dict[str, int] = {}
     added = counted = 0
     ratios: list[float] = []
+    sends_thinking = profile.thinking != "none"
 
     def skip(why: str) -> None:
         skipped[why] = skipped.get(why, 0) + 1
@@ -72,14 +81,13 @@ def measure_calibration(conversation: Conversation, profile: ModelProfile | None
                     usage, before = item.usage, prev.usage
                     if disturbed:
                         skip("model, thinking or compaction in between")
-                    elif any(m.is_real_user for m in between):
+                    elif profile.thinking != "all" and any(m.is_real_user for m in between):
                         skip("a user message in between")
-                    elif any(isinstance(p, ThinkingPart) for p in prev.parts):
-                        skip("reply with thinking")
                     elif usage.cache_read_tokens != before.cache_read_tokens + before.cache_write_tokens:
                         skip("not a full cache hit")
                     else:
-                        mine = meter.message(prev) + sum(meter.message(m) for m in between if m.origin != "meta")
+                        mine = meter.message(prev, sends_thinking) + sum(
+                            meter.message(m, sends_thinking) for m in between if m.origin != "meta")
                         theirs = usage.total_input_tokens - before.total_input_tokens  # what was added, in their tokens
                         if mine > 0 and theirs > 0:
                             added, counted = added + theirs, counted + mine

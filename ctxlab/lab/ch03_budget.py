@@ -29,6 +29,7 @@ from ctxlab.bodies import to_anthropic_body, to_openai_body
 from ctxlab.context import BudgetPolicy, Context, build_context
 from ctxlab.interactions import Granularity, group_units
 from ctxlab.messages import Conversation, Message
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter
 from ctxlab.wire import check_anthropic, check_openai_chat
@@ -223,9 +224,8 @@ class BudgetState:
 def default_profiles(conversation: Conversation) -> dict[str, ModelProfile]:
     """Chapter 03: the transcript's own model (or Claude when it names none) and gpt-4o, for the profile dropdown."""
     own = profile_for(conversation.model, conversation.provider)
-    if own.name in ("generic", ""):
-        own = profile_for("claude-sonnet-4-5")
-    other = profile_for("gpt-4o") if own.provider != "openai" else profile_for("claude-sonnet-4-5")
+    own = profile_for(DEFAULT_MODEL) if own.name in ("generic", "") else own
+    other = profile_for("gpt-4o") if own.provider != "openai" else profile_for(DEFAULT_MODEL)
     return {own.name: own, other.name: other}
 
 

@@ -28,18 +28,19 @@ from typing import Any, Sequence
 from ctxlab.base.errors import CtxlabError
 from ctxlab.cache import request_from_sizes, to_provider_fields
 from ctxlab.cache_anthropic import AnthropicCache
-from ctxlab.cache_openai import OpenAICache
+from ctxlab.cache_openai_breakpoints import openai_simulator
 from ctxlab.lab.data import FIDELITY_TABLE
 from ctxlab.ledger import Ledger, make_row
 from ctxlab.messages import Conversation, Entry
 from ctxlab.strategies import model_calls
 from ctxlab.tables import prices
 from ctxlab.tables.cache_rules import rule_for
+from ctxlab.tables.default_model import DEFAULT_MODEL
 
 # ---- the texts' three calls ------------------------------------------------------------------------
 
 # Chapter 04: the model each provider's example call is priced as (minimum cacheable ≤ 4,480 on both).
-EXAMPLE_MODELS = {"anthropic": "claude-sonnet-4-5", "openai": "gpt-4o"}
+EXAMPLE_MODELS = {"anthropic": DEFAULT_MODEL, "openai": "gpt-4o"}
 
 
 @dataclass(frozen=True)
@@ -80,8 +81,8 @@ def example_calls(provider: str = "anthropic", sizes: Sequence[int] = (4_480, 38
     Anthropic: reads 0 / 4,480 / 4,860 and writes 4,480 / 380 / 130. OpenAI: reads 0 / 4,480 / 4,736
     (128-token steps) and sends 254 uncached on call 3. Chapter 04.
     """
-    sim = AnthropicCache() if provider == "anthropic" else OpenAICache()
     model = EXAMPLE_MODELS[provider]
+    sim = AnthropicCache() if provider == "anthropic" else openai_simulator(model)()
     out = []
     for k, pieces in enumerate(example_pieces(sizes)):
         o = sim.request(request_from_sizes(pieces, model=model, provider=provider), k * gap_s)
@@ -156,21 +157,23 @@ def bill_ledger(path: str | Path) -> Ledger:
 MISS_COLUMNS = ("call", "gap", "prompt", "read", "written", "hit", "cost", "note")
 
 
-def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float = 300.0) -> list[tuple[Any, ...]]:
+def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float | None = None) -> list[tuple[Any, ...]]:
     """Lines of :data:`MISS_COLUMNS` for the calls that read less than ``below`` of their prompt (empty calls left
     out). ``gap``: seconds since the previous call; ``note``: what the record shows as a cause — the first call, a
-    previous prompt below the model's minimum, a gap over the TTL, what was recorded in between — or nothing
-    (the record holds no cause). Chapter 04."""
+    previous prompt below the model's minimum, a gap over the TTL (``ttl_s``; None: each call's model's default
+    from :func:`~ctxlab.tables.cache_rules.rule_for`, 5 min on Claude, 24 h on gpt-4.1), what was recorded in
+    between — or nothing (the record holds no cause). Chapter 04."""
     out, previous, prompt = [], None, None  # previous: time of the previous call; prompt: its prompt tokens
     for r in ledger.rows:
         when = datetime.fromisoformat(r.at.replace("Z", "+00:00")) if r.at else None
         gap = (when - previous).total_seconds() if when and previous else None
         if r.total_input_tokens and r.hit_rate < below:
-            minimum = rule_for(r.model, r.provider).min_tokens
+            rule = rule_for(r.model, r.provider)
+            minimum, ttl = rule.min_tokens, ttl_s or rule.ttl_s
             causes = ["first call"] if prompt is None else []
             if prompt is not None and prompt < minimum:
                 causes.append(f"previous prompt below the {minimum:,} minimum")
-            causes += [f"gap over the {ttl_s / 60:g}-min TTL"] if gap is not None and gap > ttl_s else []
+            causes += [f"gap over the {ttl / 60:g}-min TTL"] if gap is not None and gap > ttl else []
             causes += [r.note] if r.note else []
             out.append((r.call, "" if gap is None else f"{gap:,.0f} s", r.total_input_tokens, r.cache_read_tokens,
                         r.cache_write_tokens, f"{100 * r.hit_rate:.0f}%",
@@ -214,7 +217,8 @@ class Saving:
 def cache_saving(ledger: Ledger, name: str = "") -> Saving:
     """Price every priced row again as if nothing were cached. Unpriced rows are left out of both sides.
 
-    The texts' three calls (Sonnet 4.5): 50% cheaper, not 90%: the first call paid 1.25x to write. Chapter 04.
+    The texts' three calls (Sonnet 4.6, the default): 50% cheaper, not 90%: the first call paid 1.25x to write.
+    Chapter 04.
     """
     rows = [r for r in ledger.rows if r.cost_usd is not None]
     no_cache = no_cache_prompt = 0.0

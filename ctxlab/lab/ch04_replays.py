@@ -30,12 +30,13 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for
 
 # Chapter 04's strategies, models and cache rules (ctxlab.replay.STRATEGY_NAMES grows as later chapters
 # add theirs).
 STRATEGIES = ("full", "sliding", "budgeted", "recorded")
-MODELS = ("as recorded", "claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4.1", "gpt-5.1")
+MODELS = ("as recorded", DEFAULT_MODEL, "claude-opus-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4.1", "gpt-5.1")
 PROVIDERS = ("anthropic", "openai")
 
 
@@ -266,7 +267,7 @@ class LedgerReplays:
         full = self.compute("full", provider, model, top_window)
         peak = max((r.total_input_tokens for r in full.rows), default=step)
         named = None if model == "as recorded" else model
-        cap = profile_for(named or self.conversation.model or "claude-sonnet-4-5").context_window
+        cap = profile_for(named or self.conversation.model or DEFAULT_MODEL).context_window
         window = min(cap, math.ceil(peak / 2 / step) * step)
         for _ in range(5):
             try:

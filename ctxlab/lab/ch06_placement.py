@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 from ctxlab.lab.placement import PlacementRow
 from ctxlab.messages import Conversation, Message, assistant, user
+from ctxlab.tables.default_model import DEFAULT_MODEL
 
 
 def _by_setting(rows: Sequence[PlacementRow]) -> dict[tuple[str, str], dict[int, PlacementRow]]:
@@ -97,10 +98,10 @@ def stable_then_changing() -> Conversation:
     t = 0
     for i in range(40):
         t += 20
-        items.append(assistant(f"step {i} " + text(8, i + 3), f"a{i}", timestamp=ts(t), model="claude-sonnet-4-5",
+        items.append(assistant(f"step {i} " + text(8, i + 3), f"a{i}", timestamp=ts(t), model=DEFAULT_MODEL,
                                provider="anthropic"))
         t += 5
         items.append(user(f"ok {i} " + text(6, i + 50), f"u{i + 2}", timestamp=ts(t)))
     return Conversation("stable-then-changing", tuple(items), system=("You are careful. " + text(700, 1),),
-                        model="claude-sonnet-4-5", provider="anthropic")
+                        model=DEFAULT_MODEL, provider="anthropic")
 

@@ -38,6 +38,7 @@ from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
 from ctxlab.summary import Summary
 from ctxlab.summary_strategy import BudgetedSummaryStrategy
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter
 
@@ -48,7 +49,7 @@ replay = REPLAYS.replay  # the chapter's replays are the shared ones: one per se
 def peak_prompt_tokens(conversation: Conversation) -> int:
     """Tokens of the whole conversation as one context (tools, system, every message): the largest
     prompt ``full`` would send, under the conversation's own profile. Chapter 06."""
-    profile = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
+    profile = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
     meter = MessageMeter(profile, REPLAYS.counter(profile))  # the shared replays' counter: they count these again
     ctx = build_context(conversation, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
     return ctx.total_tokens
@@ -57,7 +58,7 @@ def peak_prompt_tokens(conversation: Conversation) -> int:
 def summary_window(conversation: Conversation, step: int = 5_000) -> int:
     """A window at which history must be dropped: half the peak prompt, rounded up to ``step`` (at most
     the model's window), raised until ``budgeted`` can build every call. The sample → 30,000. Chapter 06."""
-    profile = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
+    profile = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
     window = min(profile.context_window, max(step, math.ceil(peak_prompt_tokens(conversation) / 2 / step) * step))
     for _ in range(5):
         try:
@@ -239,7 +240,7 @@ def default_windows(conversation: Conversation, small: int | None = None, step: 
     """The window slider's stops: the small window x 1, 4/3, 5/3, 2, 8/3 (rounded to ``step``, at most
     the model's window). The sample → 30,000 ... 80,000. Chapter 06."""
     small = small or summary_window(conversation, step)
-    cap = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider).context_window
+    cap = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider).context_window
     return sorted({min(cap, round(small * f / step) * step) for f in (1, 4 / 3, 5 / 3, 2, 8 / 3)})
 
 

@@ -29,6 +29,7 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.ledger import LedgerRow
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for
 
 # ---- the window, the replays, the rewrites ------------------------------------------------------------
@@ -43,7 +44,7 @@ def compaction_window(conversation: Conversation, step: int = 5_000) -> int:
     """A window where compaction must act: half the largest prompt ``full`` sends, rounded up to ``step`` (at
     most the model's window), raised until ``budgeted`` and ``compaction`` (80% → 50%) can build every call.
     The sample → 30,000. Chapter 07."""
-    cap = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider).context_window
+    cap = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider).context_window
     window = min(cap, max(step, math.ceil(_peak_full(conversation) / 2 / step) * step))
     for _ in range(8):
         try:

@@ -36,6 +36,7 @@ from ctxlab.lab.compare import CompareRow, Leaderboard, leaderboard, strategies_
 from ctxlab.lab.data import CHECKLISTS, LEADERBOARD_PI
 from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for
 
 # The strategies compared on a long transcript (a full leaderboard of pi takes about a minute).
@@ -61,7 +62,7 @@ def leaderboard_window(conversation: Conversation, step: int = 5_000) -> int:
     """The model's own window when ``full`` fills 80% of it (the strategies already differ there, and ``recorded``
     is what the agent did); else a window where they differ (chapter 07's :func:`compaction_window`). The replay of
     ``full`` is the shared one (:data:`~ctxlab.lab.replays.REPLAYS`). Chapter 08."""
-    cap = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider).context_window
+    cap = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider).context_window
     peak = max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
     return cap if peak > 0.8 * cap else compaction_window(conversation, step)
 

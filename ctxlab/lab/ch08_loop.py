@@ -19,6 +19,7 @@ from ctxlab.fast import FAST
 from ctxlab.io.session import Session
 from ctxlab.loop import AgentLoop
 from ctxlab.messages import ToolSpec
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for, with_window
 
 # ---- plug it into your loop ------------------------------------------------------------------------------------
@@ -76,7 +77,7 @@ class LoopRun:
 
 
 def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, strategy: str = "compaction",
-                  model: str = "claude-sonnet-4-5") -> LoopRun:
+                  model: str = DEFAULT_MODEL) -> LoopRun:
     """An agent loop driven by :func:`fake_llm` through :class:`~ctxlab.loop.AgentLoop`, the session written
     to ``path`` (a new file). Swap ``fake_llm`` for your HTTP client and ``fake_tool`` for your tools. Chapter 08."""
     path = Path(path)

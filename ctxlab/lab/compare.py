@@ -109,7 +109,7 @@ def leaderboard(conversation: Conversation, strategies: Sequence[str] | None = N
                 check: bool = True, progress: Callable[[str], None] | None = None) -> Leaderboard:
     """Replay ``conversation`` under each strategy (default: :func:`strategies_for`), keeping the replays.
 
-    ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8710
+    ``leaderboard(sample, window=30_000, facts=load_facts(SAMPLE_FACTS)).row("compaction").cost_usd`` → 0.8822
     (``tests/test_docstring_numbers.py`` checks it).
     A strategy that cannot build a context gets a row with ``error`` (the whole message, on one line) and no
     replay. The replays come from :data:`~ctxlab.lab.replays.REPLAYS` (run there on first demand);

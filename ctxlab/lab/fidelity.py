@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from ctxlab.base.safe_text import shown
 from ctxlab.cache import CacheOutcome, PrefixCache, request_from_sizes
 from ctxlab.cache_anthropic import AnthropicCache
-from ctxlab.cache_openai import OpenAICache
+from ctxlab.cache_openai_breakpoints import openai_simulator
 from ctxlab.messages import Conversation, Entry, Message, Usage, parse_time
 from ctxlab.tables.cache_rules import rule_for
 
@@ -192,7 +192,7 @@ def structural(conversation: Conversation, simulator: PrefixCache | None = None,
     sizes alone do not. Off, the breakpoint is on the last token. Chapter 04.
     """
     calls, skipped = recorded_calls(conversation)
-    sims: dict[str, PrefixCache] = {}
+    sims: dict[tuple[str, type], PrefixCache] = {}
     prompts: dict[str, _Prompt] = {}  # thread -> its latest prompt
     fits: list[CallFit] = []
     for c in calls:
@@ -211,7 +211,8 @@ def structural(conversation: Conversation, simulator: PrefixCache | None = None,
         tail_piece = [(f"{c.thread}/tail/{c.index}", tail)] if tail else []
         req = request_from_sizes(pieces + tail_piece, model=c.model, provider=c.provider, thinking=c.thinking,
                                  breakpoints={len(pieces) - 1})
-        sim = simulator or sims.setdefault(c.provider, AnthropicCache() if c.provider == "anthropic" else OpenAICache())
+        kind = AnthropicCache if c.provider == "anthropic" else openai_simulator(c.model)  # GPT-5.6 on: breakpoints
+        sim = simulator or sims.setdefault((c.provider, kind), kind())
         out = sim.request(req, c.at_s)
 
         prev = before.call if before else None

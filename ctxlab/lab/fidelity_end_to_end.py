@@ -52,7 +52,10 @@ def end_to_end(conversation: Conversation, *, tolerance: float = 0.10, worst: in
 
     What limits it: the counts are o200k x a calibration factor (not Claude's tokenizer), a
     system prompt and tools the transcript did not record are one inferred size, and what the
-    agent added that the transcript never shows (reminders, file snapshots) is missing. Chapter 04.
+    agent added that the transcript never shows (reminders, file snapshots) is missing. Earlier
+    thinking counts by the model's documented rule (the profile's ``thinking``, from
+    :func:`ctxlab.tables.model_facts.model_facts`); thinking signatures are not in transcripts. On pi
+    (claude-opus-4-5, keep_all) the median error went from -0.8% to +0.4% when issue 13 counted it. Chapter 04.
     """
     result = replay(conversation, "recorded", speedup=FAST)
     fitted = _head_fitted_on(conversation)

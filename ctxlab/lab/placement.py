@@ -20,7 +20,8 @@ from typing import Sequence
 
 from ctxlab.base import validate
 from ctxlab.cache_anthropic import AnthropicCache
-from ctxlab.cache_openai import OpenAICache, shared_prefix_tokens
+from ctxlab.cache_openai import shared_prefix_tokens
+from ctxlab.cache_openai_breakpoints import openai_simulator
 from ctxlab.fast import FAST
 from ctxlab.messages import Conversation, parse_time
 from ctxlab.cache import prefix_diff
@@ -76,7 +77,7 @@ def placement_experiment(conversation: Conversation, *, window: int = 30_000,
             strategy = BudgetedSummaryStrategy(placement=placement.split("+")[0],  # type: ignore[arg-type]
                                                summarizer=summarizer or RuleBasedSummarizer())
             result = replay(conversation, strategy, provider=provider, window=window, speedup=FAST)
-            sim: AnthropicCache | OpenAICache = AnthropicCache() if provider == "anthropic" else OpenAICache()
+            sim = AnthropicCache() if provider == "anthropic" else openai_simulator(conversation.model or "")()
             prev, had_summary = None, False
             for rec in result.records:
                 req = rec.request

@@ -1,27 +1,34 @@
 """Prompt-cache rules per provider and model family: dated data with the source of each fact.
 
 The simulators (``cache_anthropic.py``, ``cache_openai.py``) read these rows; nothing here simulates
-anything. A row says how a family caches: explicit ``breakpoints`` (Anthropic) or ``automatic``
-prefix matching (OpenAI, Gemini, DeepSeek), the minimum cacheable prompt, the step reads are
-rounded down to, the TTL, and the price multipliers. ``verified=False`` marks a row we could not
-confirm in the provider's own documentation on the ``checked`` date — the simulators use it, the
-chapter says so.
+anything. A row says how a family caches: explicit ``breakpoints`` (Anthropic), ``automatic``
+prefix matching (OpenAI before GPT-5.6, Gemini, DeepSeek) or ``prompt_cache_options`` breakpoints
+(OpenAI from GPT-5.6), the minimum cacheable prompt, the step reads are rounded down to, the TTL, and
+the price multipliers. :func:`rule_for` builds the row of a model the dated table
+:mod:`ctxlab.tables.model_facts` knows from that table, on a date (each value with its
+:class:`~ctxlab.tables.model_facts.Source` in ``sources``); other models get the regex rows of
+:data:`RULES`, marked ``verified=False`` with the reason in ``note``.
 
 One rule is a *dated rule about prices*: OpenAI began billing cache writes (1.25x input) with the
-GPT-5.6 family. Rather than hard-code a model list, :func:`bills_cache_writes` asks the installed
-price table (``genai-prices``): writes are billed when it lists a cache-write price for the model.
+GPT-5.6 family. :func:`bills_cache_writes` reads it from the table row (write multiplier above 1) and, for a
+model the table lacks, asks the installed price table (``genai-prices``): writes are billed when it lists a
+cache-write price. Dollars always come from the price table (``tables/prices.py``); the rows' multipliers are
+what the chapter states, and they agree with it for every family both know (``tests/test_cache_rules_facts.py``).
 Taught in chapter 04.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 from functools import lru_cache
 from typing import Literal
 
 from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError
+from ctxlab.tables.cache_invalidation import ANTHROPIC_INVALIDATION as INVALIDATION_ROWS
+from ctxlab.tables.model_facts import READ, ModelFacts, Source, UnknownModelError, as_date, model_facts
 
 CHECKED = "2026-11-30"
 
@@ -42,6 +49,12 @@ class CacheRule:
     ``write_multiplier`` / ``write_1h_multiplier`` / ``read_multiplier``: price of a cache write
     (5 min / 1 h) or read relative to the uncached input price; ``None`` = not billed separately.
     ``writes_billed``: ``None`` means "ask the price table" (:func:`bills_cache_writes`).
+    ``mode``: ``"breakpoints"`` (Anthropic: cache_control marks, 20-block lookback), ``"automatic"`` (longest
+    common prefix, reads in ``increment_tokens`` steps) or ``"prompt_cache_options"`` (OpenAI GPT-5.6 on: up to
+    ``max_breakpoints`` writes per request, exact match at a breakpoint, no shorter-prefix fallback, no lookback
+    limit, the latest ``read_breakpoints`` breakpoints considered). ``thinking_rule``: earlier turns' thinking
+    (``"keep_all"`` / ``"last_turn_only"`` / None). ``family_id`` / ``on``: the model_facts family and date the
+    row was built for (None: a regex row); ``sources``: (field, Source) pairs, see :meth:`source_of`.
     Token figures are positive whole numbers, times positive seconds and multipliers numbers of 0
     or more (or None); anything else raises CtxlabError naming the field. Chapter 04.
     """
@@ -49,7 +62,7 @@ class CacheRule:
     provider: str
     family: str
     pattern: str  # regex on the bare model id (vendor prefix and date suffix removed)
-    mode: Literal["breakpoints", "automatic"]
+    mode: Literal["breakpoints", "automatic", "prompt_cache_options"]
     min_tokens: int
     increment_tokens: int = 1
     ttl_s: float = 300.0
@@ -65,6 +78,16 @@ class CacheRule:
     source: str = ""
     note: str = ""
     checked: str = CHECKED
+    thinking_rule: str | None = None
+    read_breakpoints: int | None = None
+    family_id: str | None = None
+    on: str | None = None
+    sources: tuple[tuple[str, Source], ...] = ()
+
+    def source_of(self, field: str) -> Source | None:
+        """The Source behind one field of a table-built row (None for a regex row or a field it does not set).
+        ``rule_for("claude-opus-5-5").source_of("read_multiplier").quote`` → ``"- Cache read\n- $0.20 / MTok"``."""
+        return dict(self.sources).get(field)
 
     def __post_init__(self) -> None:
         if not isinstance(self.ttl_options_s, (tuple, list)):
@@ -82,35 +105,22 @@ class CacheRule:
                for name in ("write_multiplier", "write_1h_multiplier", "read_multiplier")})
 
 
-def _anthropic(family: str, pattern: str, min_tokens: int, verified: bool = True, note: str = "") -> CacheRule:
+def _anthropic(family: str, pattern: str, min_tokens: int, verified: bool = True, note: str = "",
+               thinking_rule: str | None = "keep_all") -> CacheRule:
     return CacheRule(
         provider="anthropic", family=family, pattern=pattern, mode="breakpoints", min_tokens=min_tokens,
         ttl_s=300.0, ttl_options_s=(300.0, 3600.0), max_breakpoints=4, lookback_blocks=20,
         write_multiplier=1.25, write_1h_multiplier=2.0, read_multiplier=0.1, writes_billed=True,
-        verified=verified, source=ANTHROPIC_MINIMUMS, note=note)
+        verified=verified, source=ANTHROPIC_MINIMUMS, note=note, thinking_rule=thinking_rule)
 
 
-ANTHROPIC_FACTS = (
-    "Breakpoints: cache_control on a content block caches the prefix up to it (tools -> system -> "
-    "messages); at most 4 per request. A breakpoint looks for an earlier entry at itself and up to "
-    "20 blocks before it. TTL 5 min by default, 1 h option; every read refreshes it. Writes cost "
-    "1.25x input (5 min) or 2x (1 h), reads 0.1x. For concurrent requests a cache entry only becomes "
-    "available after the first response begins. Caches are per model. Source: " + ANTHROPIC_DOCS
-)
+# What a change does to Anthropic's three cache levels: the table the renderer reads (tables/cache_invalidation.py).
+ANTHROPIC_INVALIDATION = INVALIDATION_ROWS
 
-# What a change does to Anthropic's three cache levels. (change, invalidated, survives)
-ANTHROPIC_INVALIDATION: tuple[tuple[str, str, str], ...] = (
-    ("tool definitions", "tools, system and messages", "nothing"),
-    ("web search / citations / speed setting", "system and messages", "tools"),
-    ("system prompt", "system and messages", "tools"),
-    ("tool_choice, images present", "messages", "tools and system"),
-    ("thinking parameters (on/off, budget)", "messages", "tools and system"),
-    ("model", "everything (caches are per model)", "nothing"),
-)
-
+LAST = "last_turn_only"  # "earlier Opus and Sonnet models, and all Haiku models through Claude Haiku 4.5"
 RULES: tuple[CacheRule, ...] = (
     _anthropic("Claude Opus 4.5 / 4.6", r"^claude-opus-4-[56]", 4096),
-    _anthropic("Claude Haiku 4.5", r"^claude-haiku-4-5", 4096),
+    _anthropic("Claude Haiku 4.5", r"^claude-haiku-4-5", 4096, thinking_rule=LAST),
     _anthropic("Claude Opus 4.7", r"^claude-opus-4-7", 4096, verified=False,
                note="secondary sources disagree (4,096 vs 2,048)"),
     _anthropic("Claude Sonnet 4.6", r"^claude-sonnet-4-6", 1024, verified=False,
@@ -120,10 +130,20 @@ RULES: tuple[CacheRule, ...] = (
     _anthropic("Claude Opus 4.8 / Sonnet 5", r"^claude-(opus-4-8|sonnet-5)", 1024, verified=False,
                note="from gateway docs (LiteLLM), not seen in Anthropic's own page"),
     _anthropic("Claude Sonnet 4.5 / 4, Opus 4.1 / 4, Sonnet 3.7 / 3.5, Opus 3",
-               r"^claude-(sonnet-4|opus-4|3-7-sonnet|sonnet-3-7|3-5-sonnet|3-opus|3-sonnet)", 1024),
-    _anthropic("Claude Haiku 3.5 / 3", r"^claude-(3-5-haiku|3-haiku|haiku-3)", 2048),
+               r"^claude-(sonnet-4|opus-4|3-7-sonnet|sonnet-3-7|3-5-sonnet|3-opus|3-sonnet)", 1024, thinking_rule=LAST),
+    _anthropic("Claude Haiku 3.5 / 3", r"^claude-(3-5-haiku|3-haiku|haiku-3)", 2048, thinking_rule=LAST),
     _anthropic("Claude (family not listed)", r"^claude-", 1024, verified=False,
-               note="an unlisted Claude model: the most common minimum is assumed"),
+               note="an unlisted Claude model: the most common minimum is assumed", thinking_rule=None),
+    CacheRule(  # the SDK (openai-python e43b422): prompt_cache_options is "Supported for `gpt-5.6` and later models"
+        provider="openai", family="OpenAI GPT-5.6 and later, not in the table", mode="prompt_cache_options",
+        pattern=r"^gpt-(5\.([6-9]|\d\d)|[6-9])", min_tokens=1024, ttl_s=1800.0, ttl_options_s=(1800.0,),
+        max_breakpoints=4, read_breakpoints=80, write_multiplier=1.25, read_multiplier=None, writes_billed=True,
+        verified=False, source=OPENAI_DOCS, note="the gpt-5.6 row's rules assumed for a later model the table lacks"),
+    CacheRule(  # "Organizations without ZDR enabled default to `24h`." (SDK e43b422), as for the table's gpt-4.1 / gpt-5
+        provider="openai", family="OpenAI gpt-4.1 / gpt-5 variants, not in the table", pattern=r"^gpt-(4\.1|5)",
+        mode="automatic", min_tokens=1024, increment_tokens=128, ttl_s=86400.0, ttl_options_s=(300.0, 86400.0),
+        read_multiplier=None, writes_billed=None, verified=False, source=OPENAI_DOCS,
+        note="a variant (e.g. gpt-4.1-mini) given its family's 24 h default retention; that it offers 24 h is assumed"),
     CacheRule(
         provider="openai", family="OpenAI automatic prefix caching (gpt-4o and newer)", pattern=r".",
         mode="automatic", min_tokens=1024, increment_tokens=128, ttl_s=300.0,
@@ -174,26 +194,94 @@ _VENDORS = (("anthropic", r"^claude"), ("google", r"^gemini"), ("deepseek", r"^d
             ("openai", r"^(gpt-|o\d|chatgpt|codex|computer-use)"))
 
 
-def rule_for(model: str | None, provider: str | None = None) -> CacheRule:
-    """The rule row for a model. ``rule_for("claude-opus-4-5")`` → minimum 4,096, breakpoints.
+IN_MEMORY_TTL_S = 300.0  # OpenAI in-memory retention: "typically clears caches within 5 to 10 minutes" (floor)
+_MODES = {"breakpoints": ("breakpoints", 1), "longest_prefix_128": ("automatic", 128),
+          "breakpoints_prompt_cache_options": ("prompt_cache_options", 1), "implicit_and_explicit": ("automatic", 1)}
+_FROM = (("min_tokens", "min_cache_tokens"), ("read_multiplier", "cache_read_multiplier"),
+         ("write_multiplier", "cache_write_5m_multiplier"), ("write_1h_multiplier", "cache_write_1h_multiplier"),
+         ("ttl_s", "ttl_default_s"), ("ttl_options_s", "ttl_options_s"), ("mode", "cache_mode"),
+         ("thinking_rule", "thinking_rule"))
 
-    Without ``provider`` the model's name decides; a model no row knows gets :data:`NO_CACHE`.
-    With ``provider`` its last row is the fallback (``rule_for("my-model", "openai")`` → OpenAI's rules).
-    Chapter 04.
+
+def rule_from_facts(row: ModelFacts) -> CacheRule:
+    """The cache rule of one :class:`~ctxlab.tables.model_facts.ModelFacts` row (a family on a date). Chapter 04.
+
+    ``cache_mode`` decides the mode: ``breakpoints`` → Anthropic's (4 breakpoints, 20-block lookback);
+    ``longest_prefix_128`` → ``automatic`` in 128-token steps; ``breakpoints_prompt_cache_options`` →
+    ``prompt_cache_options`` (4 writes, latest 80 breakpoints read, no lookback limit, step 1);
+    ``implicit_and_explicit`` (Gemini) → ``automatic``, step 1, TTL 5 min assumed (the table's 1 h is
+    explicit caching's). Writes are billed when the table's write multiplier exceeds 1.
     """
-    bare = model_key(model or "")
-    provider = provider or next((v for v, pattern in _VENDORS if re.search(pattern, bare)), None)
-    rows = [r for r in RULES if r.provider == provider]
-    if not rows:
-        return NO_CACHE
-    return next((r for r in rows if re.search(r.pattern, bare)), rows[-1])
+    mode, step = _MODES[row.cache_mode.value]
+    v = {mine: getattr(row, theirs).value for mine, theirs in _FROM}
+    src = {mine: getattr(row, theirs).source for mine, theirs in _FROM}
+    note = [f"from model_facts {row.family} on {row.on.isoformat()}"]
+    if row.cache_mode.value == "implicit_and_explicit" or v["ttl_s"] is None:
+        v["ttl_s"], note = 300.0, note + ["implicit-cache TTL not documented: 5 min assumed"]
+        src.pop("ttl_s")
+    opts = tuple(v["ttl_options_s"] or (v["ttl_s"],))
+    write = v["write_multiplier"]
+    kind = {"breakpoints": dict(max_breakpoints=4, lookback_blocks=20),
+            "prompt_cache_options": dict(max_breakpoints=4, read_breakpoints=80)}.get(mode, {})
+    return CacheRule(
+        provider=row.provider, family=row.family, pattern=re.escape(row.family), mode=mode, min_tokens=v["min_tokens"],
+        increment_tokens=step, ttl_s=v["ttl_s"], ttl_options_s=opts, write_multiplier=write,
+        write_1h_multiplier=v["write_1h_multiplier"], read_multiplier=v["read_multiplier"],
+        writes_billed=None if write is None else write > 1.0, source=src["min_tokens"].url,
+        verified=all(f.status == "documented" for f in src.values()), note="; ".join(note), checked=READ,
+        thinking_rule=v["thinking_rule"], family_id=row.family, on=row.on.isoformat(),
+        sources=tuple((k, src[k]) for k in (m for m, _ in _FROM) if k in src), **kind)
+
+
+@lru_cache(maxsize=1024)
+def _rule(model: str, provider: str | None, on: date, retention: str | None) -> CacheRule:
+    bare = model_key(model)
+    guess = provider or next((v for v, pattern in _VENDORS if re.search(pattern, bare)), None)
+    try:
+        row = model_facts(model, on)
+    except UnknownModelError:
+        row = None
+    if row is not None and (provider is None or provider == row.provider):
+        rule = rule_from_facts(row)
+    else:
+        rows = [r for r in RULES if r.provider == guess]
+        if not rows:
+            return NO_CACHE
+        rule = next((r for r in rows if re.search(r.pattern, bare)), rows[-1])
+        why = "not in the model_facts table" if row is None else f"a model of {row.provider} under {guess}'s rules"
+        rule = replace(rule, verified=False, note=f"fallback regex row ({why}); {rule.note}".rstrip("; "))
+    if retention == "in_memory":
+        if rule.provider != "openai" or rule.mode != "automatic":
+            raise CtxlabError(f"retention='in_memory' is an OpenAI option for models before GPT-5.6 "
+                              f"(got {model!r}, {rule.provider} {rule.mode}); leave retention=None")
+        rule = replace(rule, ttl_s=IN_MEMORY_TTL_S, note=f"{rule.note}; in-memory retention ({IN_MEMORY_TTL_S:g} s)")
+    elif retention is not None:
+        raise CtxlabError(f"retention must be None or 'in_memory' (got {retention!r})")
+    return rule
+
+
+def rule_for(model: str | None, provider: str | None = None, on: date | str | None = None, *,
+             retention: str | None = None) -> CacheRule:
+    """The rule row for a model on a date (``on``: a date or ISO string; None: the table's read date, 2026-12-02).
+
+    A model :func:`ctxlab.tables.model_facts.model_facts` knows gets :func:`rule_from_facts` of its row:
+    ``rule_for("claude-opus-4-7", on="2026-06-09").min_tokens`` → 4096, on ``"2026-06-10"`` → 2048;
+    ``rule_for("gpt-4.1").ttl_s`` → 86400 (24 h: OpenAI's default for organisations without zero data
+    retention). ``retention="in_memory"`` simulates OpenAI's in-memory retention (TTL 300 s, the floor of
+    "5 to 10 minutes"; OpenAI models before GPT-5.6 only, else CtxlabError). Other models: the regex rows of
+    :data:`RULES` (``verified=False``, the reason in ``note``); with ``provider`` its last row is the fallback
+    (``rule_for("my-model", "openai")`` → OpenAI's rules); a model no row knows gets :data:`NO_CACHE`.
+    A ``provider`` other than the table's (a Claude transcript replayed under OpenAI's rules) takes that
+    provider's regex row. Chapter 04.
+    """
+    return _rule(model or "", provider, as_date(on), retention)
 
 
 @lru_cache(maxsize=256)
 def bills_cache_writes(model: str, provider: str | None = None) -> bool:
-    """Whether a cache write costs extra. Anthropic: always. OpenAI (dated rule, GPT-5.6 family on):
-    when the installed ``genai-prices`` table lists a cache-write price for the model. ``"gpt-4o"`` → False.
-    Chapter 04."""
+    """Whether a cache write costs extra. Anthropic: always. OpenAI (dated rule, GPT-5.6 family on): the table
+    row's write multiplier is above 1 (``"gpt-5.6"`` → True, ``"gpt-4o"`` → False); for a model the table lacks,
+    when the installed ``genai-prices`` table lists a cache-write price for it. Chapter 04."""
     rule = rule_for(model, provider)
     if rule.writes_billed is not None:
         return rule.writes_billed

@@ -31,7 +31,7 @@ the row's :attr:`ModelFacts.note` lists the disagreement.
 
 Simplified on purpose: a date range is the span between documentation changes (mirror snapshots), not the day an
 API changed; lifecycle states are those of the newest page read, only retirement dates are applied by date.
-Not yet used by :func:`ctxlab.tables.profiles.profile_for` or the cache simulators (issue 13, next step).
+Read by :func:`ctxlab.tables.profiles.profile_for`, :func:`ctxlab.tables.cache_rules.rule_for` and the wire oracle.
 The data sits in :mod:`ctxlab.tables.model_rows`; ``docs/provider_facts.md`` lists the sources.
 """
 
@@ -117,10 +117,10 @@ class ToolPrompt:
 
 @dataclass(frozen=True)
 class Lifecycle:
-    """A model's lifecycle as the newest page read states it; dates ISO or None. Chapter 00 (start here: the
-    default model must be current)."""
+    """A model's lifecycle dates (ISO or None) and ``published_state``, the state the newest page read printed
+    (Sonnet 4.5's: "deprecated"). A model's state is :meth:`state_on` a date, never the published one. Chapter 00."""
 
-    state: Literal["active", "deprecated", "retired"]
+    published_state: Literal["active", "deprecated", "retired"]
     deprecated_on: str | None
     retires_on: str | None
     retires_not_before: str | None
@@ -129,7 +129,7 @@ class Lifecycle:
         """``"retired"`` from ``retires_on`` on, else the published state. Sonnet 4.5 on 2026-12-02 → "retired"."""
         if self.retires_on and as_date(on) >= as_date(self.retires_on):
             return "retired"
-        return self.state
+        return self.published_state
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ class ModelFacts:
         return "\n".join(notes)
 
     def lifecycle_state(self) -> str:
-        """``"active"``, ``"deprecated"`` or ``"retired"`` on this row's date."""
+        """``"active"``, ``"deprecated"`` or ``"retired"`` on this row's date: ``lifecycle.value.state_on(on)``."""
         return self.lifecycle.value.state_on(self.on)
 
     def __str__(self) -> str:

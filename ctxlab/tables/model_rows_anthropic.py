@@ -56,13 +56,32 @@ Q_NEW47 = ("This new tokenizer may use roughly 1x to 1.35x as many tokens when p
            "Opus 4.6.")
 Q_LATER_OPUS = "Claude Opus 4.7 introduced a new tokenizer, which later Opus models, including Claude Opus 5, also use."
 RETIRED_BG = "([retired, except on Bedrock and Google Cloud](about-claude/model-deprecations.md))"
-Q_CAL_ALL = "(r\"^claude-\", 1.267),  # both files together: 446,928 / 352,783"
 D_TOKENIZER = ("Disagreement: the token-counting page says Fable 5 / Mythos 5 on this tokenizer produce 'roughly 30 "
                "percent more tokens than models before Claude Opus 4.7'; the Opus 4.7 page's 1x-1.35x range is kept.")
 D_TOOLS = ("Disagreement over time: snapshots to 2026-05-28 list 346 / 313 tokens for this model; the table was "
            "revised on 2026-05-29 with no model change. The newest page is used from 2026-05-29.")
-N_OLD_CAL = ("Measured under the old thinking rule (earlier thinking counted as 0); issue 13 asks for a re-measure "
-             "with thinking counted where the model keeps it.")
+# o200k calibration (Claude tokens per o200k token). Measured by ctxlab.lab.calibration.measure_calibration on the
+# shared transcripts (2026-12-02), thinking counted where the profile sends it back (issue 13). Reproduce:
+#   python -c "from ctxlab.io.formats import load; from ctxlab.lab.calibration import measure_calibration as m;
+#   print(m(load(PATH).conversation()))"
+CAL_PI = 1.241  # pi before-compaction.jsonl, claude-opus-4-5 (keep_all): 461,878 / 372,146 over 454 pairs
+CAL_CC = 1.336  # Claude Code fe5e1c67, claude-sonnet-4 (last_turn_only): 100,116 / 74,955 over 163 pairs
+CAL_POOLED = 1.257  # both files: 561,994 / 447,101 (the pre-Opus-4.7 generation, for models not measured)
+NEW_TOKENIZER_POINT = 1.3  # Anthropic's stated ratio for the Opus 4.7 tokenizer generation: see N_CAL_NEW
+CAL_NEW_TOKENIZER = round(CAL_POOLED * NEW_TOKENIZER_POINT, 3)  # 1.634: not measured
+NEW_TOKENIZER = ("claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-opus-5-5", "claude-sonnet-5")
+Q_CAL_PI = "pi before-compaction.jsonl (claude-opus-4-5): 461,878 / 372,146 = 1.241 over 454 call pairs"
+Q_CAL_CC = "Claude Code fe5e1c67 (claude-sonnet-4): 100,116 / 74,955 = 1.336 over 163 call pairs"
+Q_CAL_ALL = "both files together: 561,994 / 447,101 = 1.257"
+Q_CAL_NEW = "1.257 (pooled, pre-Opus-4.7 tokenizer) x 1.3 (Anthropic's stated ratio, not measured) = 1.634"
+N_NEW_CAL = ("Re-measured for issue 13 with thinking counted where the model sends it back (keep_all: every turn's; "
+             "last_turn_only: the current tool loop's) and, on keep_all models, pairs across a user message.")
+N_CAL_NEW = ("Not measured: no transcript of this tokenizer generation. The provider's range, applied to the pooled "
+             "pre-4.7 factor: Anthropic says 'roughly 1x to 1.35x' (What's new in Claude Opus 4.7) -> 1.257..1.697. "
+             "Point 1.3: Anthropic's Token counting page gives 'roughly 30 percent more tokens than models before "
+             "Claude Opus 4.7' for the same tokenizer and the Sonnet 5 page 'approximately 30% more tokens than on "
+             "Claude Sonnet 4.6'; 1.3 is inside the range and within 4% of its top. Exact counts: POST "
+             "/v1/messages/count_tokens with the model.")
 
 ANTHROPIC_FACTS: tuple[dict, ...] = (
     # --- context window, max input, max output (chapter 01 budgets) -------------------------------------------
@@ -166,16 +185,17 @@ ANTHROPIC_FACTS: tuple[dict, ...] = (
           "Claude Sonnet 5 uses a new tokenizer. The same input text produces approximately 30% more tokens than "
           "on Claude Sonnet 4.6.", note="'approximately 30%': no range given. Whether it is the Opus 4.7 "
                                         "tokenizer is not said."),
-    entry("claude-opus-4-5", "o200k_calibration", 1.248, "ctxlab_cal",
-          "pi before-compaction.jsonl (claude-opus-4-5): 346,812 / 277,828 = 1.248 over 384 call pairs",
-          status="measured", note=N_OLD_CAL),
-    entry("claude-sonnet-4", "o200k_calibration", 1.336, "ctxlab_cal",
-          "Claude Code fe5e1c67 (claude-sonnet-4):       100,116 /  74,955 = 1.336 over 163 call pairs",
-          status="measured", note=N_OLD_CAL),
-    entry(tuple(f for f in CLAUDE if f not in ("claude-opus-4-5", "claude-sonnet-4")), "o200k_calibration", 1.267,
-          "ctxlab_cal", Q_CAL_ALL, status="assumed",
-          note="Both measured files pooled, applied to a model not measured. On the Opus 4.7 tokenizer Anthropic "
-               "expects 1x-1.35x more tokens, so this likely undercounts those models."),
+    entry("claude-opus-4-5", "o200k_calibration", CAL_PI, "ctxlab_cal", Q_CAL_PI, status="measured",
+          note=N_NEW_CAL + " Under the old rule (thinking never counted, pairs with thinking skipped): 346,812 / "
+               "277,828 = 1.248 over 384 call pairs."),
+    entry("claude-sonnet-4", "o200k_calibration", CAL_CC, "ctxlab_cal", Q_CAL_CC, status="measured",
+          note=N_NEW_CAL + " This file has no thinking blocks: the figure is the old rule's (1.336, 163 pairs)."),
+    entry(tuple(f for f in PRE47 if f not in ("claude-opus-4-5", "claude-sonnet-4")), "o200k_calibration",
+          CAL_POOLED, "ctxlab_cal", Q_CAL_ALL, status="assumed",
+          note="Both measured files pooled (the same pre-Opus-4.7 tokenizer), applied to a model not measured. "
+               "Old rule: 446,928 / 352,783 = 1.267."),
+    entry(NEW_TOKENIZER, "o200k_calibration", CAL_NEW_TOKENIZER, "ctxlab_cal", Q_CAL_NEW, status="assumed",
+          note=N_CAL_NEW),
     # --- hidden tool-use system prompt, tokens per tool_choice (chapter 01) -------------------------------------
     entry("claude-opus-5", "tool_prompt_tokens", (286, 406), "a_tools",
           "| Claude Opus 5 | `auto`, `none`  ---  `any`, `tool` | 286 tokens  ---  406 tokens |", section="Pricing",

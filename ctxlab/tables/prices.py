@@ -8,7 +8,8 @@ What it holds:
 * :func:`cost` — the USD cost of one model call, per bucket, priced the way ``genai-prices``
   prices it (``genai_prices.calc_price`` gives the same total; a test checks that);
 * :func:`unpriced_note` — what to say when a model is not in the table (its cost is ``None``,
-  never 0).
+  never 0);
+* :func:`price_table_date` — the date the table speaks for: the "as of" date of lifecycle notes.
 
 Only the package's bundled snapshot is read: nothing here calls its update functions, so prices
 never change under a running notebook and nothing touches the network. A cost always names its
@@ -19,20 +20,28 @@ and per-search fees are not applied. Tiers follow genai-prices' cliff rule: the 
 the call's *total* prompt tokens (uncached + cache read + cache write) and then applies to every
 token of every bucket, output included. A bucket the table lists no price for is billed the way
 genai-prices bills it: cache reads and writes at the uncached input price, 1-hour writes at the
-5-minute write price. The upstream table's per-model ``prices_checked`` date is not shipped in
-the installed package, so a price names the package version and the table's comment on the model
-(:attr:`ModelPrices.price_comments`), not a check date. Plumbing, used by the ledger (chapter 04).
+5-minute write price. A price names the package version and the table's comment on the model
+(:attr:`ModelPrices.price_comments`); the table's date is :data:`CHECKED`. A Bedrock id is priced from
+genai-prices' AWS Bedrock rows where it has them (``us.anthropic.claude-sonnet-4-5-20250929-v1:0`` → $3.30 / M
+input, the regional price); else it is read back to its bare id (:func:`ctxlab.tables.model_ids.canonical_model_id`)
+at Anthropic's list price, noting that Bedrock / Vertex AI prices may differ. Plumbing, the ledger's (chapter 04).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from functools import lru_cache
 from importlib.metadata import version
 from typing import Any
 
+from ctxlab.tables.model_ids import canonical_model_id
+
 PACKAGE = "genai-prices"
+# genai-prices ships its snapshot undated (no timestamp in the wheel; upstream's per-model `prices_checked` is not
+# packaged), so ctxlab dates the version it checked: 0.2.3, read 2026-12-02 (its comments name dates to 2026-12-01).
+CHECKED = ("0.2.3", "2026-12-02")
+_ROUTED = ("bedrock", "vertex", "@")  # an id that went through a cloud route (Bedrock, Vertex AI) says so
 _BUCKETS = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
 _PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "cache_read_mtok",
                "cache_write": "cache_write_mtok", "cache_write_1h": "cache_write_1h_mtok"}
@@ -40,8 +49,15 @@ _PRICE_KEYS = {"input": "input_mtok", "output": "output_mtok", "cache_read": "ca
 
 @lru_cache(maxsize=1)
 def package_version() -> str:
-    """The installed genai-prices version, e.g. ``"0.2.3"``: the date and source every price names. Chapter 04."""
+    """The installed genai-prices version, e.g. ``"0.2.3"``: the source every price names. Chapter 04."""
     return version(PACKAGE)
+
+
+def price_table_date() -> date:
+    """The date the price table speaks for, ``date(2026, 12, 2)``: the day ctxlab checked the installed
+    genai-prices (:data:`CHECKED`; the package ships no snapshot date). The "as of" date of every lifecycle
+    note (a model retired on or before it is refused today). Chapter 00 (the default model), chapter 04."""
+    return date.fromisoformat(CHECKED[1])
 
 
 @dataclass(frozen=True)
@@ -136,9 +152,11 @@ def _candidates(model: str, provider: str | None) -> list[tuple[str, str | None]
         prefix = prefix.split("/")[-1]
     elif model.lower().startswith("anthropic."):  # Bedrock style: anthropic.claude-...
         prefix, bare = "anthropic", model.split(".", 1)[1]
+    if not provider and ".anthropic." in f".{model.lower()}":  # a Bedrock id: AWS Bedrock's own rows first
+        out.append((model.rsplit("/", 1)[-1], "aws"))
     if bare != model:
         out += [(bare, provider or prefix), (bare, provider)]
-    out.append((bare, None))
+    out += [(bare, None), (canonical_model_id(model), None)]  # last: the bare id, at its vendor's list price
     seen: list[tuple[str, str | None]] = []
     for c in out:
         if c not in seen:
@@ -146,6 +164,7 @@ def _candidates(model: str, provider: str | None) -> list[tuple[str, str | None]
     return seen
 
 
+@lru_cache(maxsize=512)
 def _find(model: str, provider: str | None) -> tuple[Any, Any, str] | None:
     """(genai-prices Provider, ModelInfo, note) or None.
 
@@ -186,11 +205,6 @@ def _float(x: Any) -> float | None:
     return None if x is None else float(x)
 
 
-@lru_cache(maxsize=512)
-def _lookup(model: str, provider: str | None) -> tuple[Any, Any, str] | None:
-    return _find(model, provider)
-
-
 def price_for(model: str, provider: str | None = None, at: datetime | None = None) -> ModelPrices | None:
     """The prices of ``model`` (USD per million tokens) at the time ``at`` (default: now; naive = UTC).
 
@@ -201,10 +215,14 @@ def price_for(model: str, provider: str | None = None, at: datetime | None = Non
     """
     from genai_prices.types import TieredPrices
 
-    found = _lookup(model, provider) if model else None
+    found = _find(model, provider) if model else None
     if found is None:
         return None
     prov, info, note = found
+    low = model.lower()
+    if prov.id == "anthropic" and (any(r in low for r in _ROUTED) or ".anthropic." in f".{low}"):
+        note = (f"{info.id} priced at Anthropic's list price (read from {model!r}); "
+                "Bedrock and Vertex AI prices may differ")
     when = at or datetime.now(timezone.utc)
     mp = info.get_prices(when if when.tzinfo else when.replace(tzinfo=timezone.utc))
     raw = {b: getattr(mp, _PRICE_KEYS[b], None) for b in _BUCKETS}  # bucket -> Decimal | TieredPrices | None

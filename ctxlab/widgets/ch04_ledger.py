@@ -34,6 +34,7 @@ from ctxlab.lab.workbook import text_table
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 from ctxlab.strategies import model_calls
+from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for
 from ctxlab.widgets._inputs import conversation_of, widened
 from ctxlab.widgets._ledger_plot import ledger_figure
@@ -62,7 +63,7 @@ class LedgerWidget:
         conversation = conversation_of(conversation, "LedgerWidget")
         self.conversation = conversation
         self.replays = LedgerReplays(conversation)  # every replay run and every state measured, by settings
-        own = profile_for(conversation.model or "claude-sonnet-4-5", conversation.provider)
+        own = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
         provider = provider or (own.provider if own.provider in PROVIDERS else "anthropic")
         n = max(2, sum(1 for _, c in model_calls(conversation) if c.thread == self.replays.thread))
         top = max(200_000, own.context_window if own.context_window <= 1_000_000 else 200_000)

@@ -6,9 +6,13 @@ nothing from the book (only :mod:`ctxlab.base` and :mod:`ctxlab.tables`), so it 
 renderer that made the body. Each rule names its page, the day it was read and the sentence it
 encodes (``RULES``; docs/wire-rules.md is the same table for reading)::
 
-    >>> check_body("anthropic", {"model": "claude-sonnet-4-5", "max_tokens": 64,
+    >>> check_body("anthropic", {"model": "claude-sonnet-4-6", "max_tokens": 64,
     ...                          "messages": [{"role": "assistant", "content": "Hi"}]})[0].rule
     'first_message_user'
+
+The size rules (output cap, input limit, window) read the model's documented limits from
+:mod:`ctxlab.tables.model_facts` (:mod:`.model_limits`), never the renderer's profiles; a check returns a
+:class:`Verdict`, a list of violations whose ``skipped`` names each size rule it could not judge and why.
 
 Taught in chapter 04, where bodies are rendered.
 """
@@ -19,12 +23,14 @@ from typing import Any
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.wire.anthropic import check_anthropic
+from ctxlab.wire.model_limits import Verdict, model_limits
 from ctxlab.wire.openai_chat import check_openai_chat
 from ctxlab.wire.openai_responses import check_openai_responses
-from ctxlab.wire.sources import RULES, SAYS, Source, WireViolation
+from ctxlab.wire.says import SAYS
+from ctxlab.wire.sources import RULES, Source, WireViolation
 
-__all__ = ["RULES", "SAYS", "Source", "WireViolation", "check_anthropic", "check_body", "check_openai_chat",
-           "check_openai_responses", "rules_markdown"]
+__all__ = ["RULES", "SAYS", "Source", "Verdict", "WireViolation", "check_anthropic", "check_body", "check_openai_chat",
+           "check_openai_responses", "model_limits", "rules_markdown"]
 
 CHECKS = {"anthropic": check_anthropic, "openai-chat": check_openai_chat, "openai-responses": check_openai_responses}
 
@@ -34,7 +40,8 @@ def check_body(kind: str, body: dict, **limits: Any) -> list[WireViolation]:
 
     ``limits``: the keyword arguments of that API's check (``input_tokens``, ``context_window``,
     ``max_input_tokens``; the last is dropped for ``"anthropic"``, whose only input limit is the
-    window). Returns the violations in body order, ``[]`` for an accepted body.
+    window); a limit not given is the model's documented one. Returns the violations in body order as a
+    :class:`Verdict` (``[]`` for an accepted body; ``.skipped`` lists the size rules not judged and why).
     Raises CtxlabError for an unknown ``kind`` (a bad body is a violation, never an error).
     Sources: ``RULES[kind]``. Chapter 04.
     """

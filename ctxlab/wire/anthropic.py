@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ctxlab.tables.profiles import profile_for
+from ctxlab.wire.model_limits import Verdict, model_limits, output_cap, sized
 from ctxlab.wire.sources import WireViolation, limits, violation
 
 PROVIDER = "anthropic"
@@ -243,14 +243,20 @@ def check_anthropic(body: dict, *, input_tokens: int | None = None,
     """Every Messages API rule ``body`` breaks, in body order; ``[]`` when the API would accept it.
 
     ``body``: the request dict as it would be sent. ``input_tokens``: the caller's count of the
-    body's input (the oracle counts nothing); None skips the size rules. ``context_window``: None
-    takes ``profile_for(body["model"]).context_window``. Raises nothing for a bad body (a malformed
-    body is a ``malformed`` violation); CtxlabError for a bad limit (``input_tokens=-1``). Sources:
-    ``RULES["anthropic"]`` (Messages API reference, Handle tool calls, Prompt caching, Context windows).
+    body's input (the oracle counts nothing); None skips the window rules. ``context_window``: None
+    takes the model's documented window (:func:`.model_limits.model_limits`: Sonnet 4.6 1,000,000,
+    Sonnet 4.5 200,000). ``max_tokens`` is judged against the model's documented maximum output (Sonnet
+    4.6: 128k, Sonnet 4.5: 64k), and input + ``max_tokens`` against the window for models before Claude 4.5
+    only. Returns a :class:`.model_limits.Verdict` (a list; ``.skipped`` names each size rule not judged and
+    why: an unknown model, a value the table leaves None, no input count). Raises nothing for a bad body (a
+    ``malformed`` violation); CtxlabError for a bad limit (``input_tokens=-1``). Sources:
+    ``RULES["anthropic"]`` (Messages API reference, Handle tool calls, Prompt caching, Context windows,
+    Building with extended thinking).
     """
     input_tokens, context_window, _ = limits(input_tokens, context_window)
     if not isinstance(body, dict):
-        return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
+        return Verdict([violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")],
+                       ["size rules skipped: the body is not an object"])
     model, max_tokens, messages = body.get("model"), body.get("max_tokens"), body.get("messages")
     if not isinstance(messages, list):
         messages = []
@@ -260,6 +266,9 @@ def check_anthropic(body: dict, *, input_tokens: int | None = None,
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         walk.add("max_tokens", "max_tokens", f"max_tokens must be a whole number >= 0, got {max_tokens!r}")
         max_tokens = None
+    skipped: list[str] = []
+    lim = model_limits(model, context_window)
+    walk.found += output_cap(PROVIDER, body, "max_tokens", lim, skipped)
     if not isinstance(body.get("messages"), list):
         walk.add("malformed", "messages", f"messages must be a list, got {_kind(body.get('messages'))}")
     elif not messages:
@@ -273,13 +282,14 @@ def check_anthropic(body: dict, *, input_tokens: int | None = None,
     for i, block in enumerate(system if isinstance(system, list) else []):
         _check_block(walk, block, f"system[{i}]")
     _check_messages(walk, messages, model)
-    if input_tokens is not None:
-        window = context_window or profile_for(model if isinstance(model, str) else None).context_window
-        version = claude_version(model)
+    if sized("input_over_window", lim, input_tokens, skipped):
+        window, version = lim.window, claude_version(model)
         if input_tokens > window:
             walk.add("input_over_window", "messages", f"{input_tokens:,} input tokens exceed the "
                      f"{window:,}-token window")
-        elif max_tokens is not None and version is not None and version < (4, 5) and input_tokens + max_tokens > window:
+        elif version is None:
+            skipped.append(f"output_over_window skipped: no Claude version in the model id {model!r}")
+        elif max_tokens is not None and version < (4, 5) and input_tokens + max_tokens > window:
             walk.add("output_over_window", "max_tokens", f"{input_tokens:,} input + {max_tokens:,} max_tokens = "
                      f"{input_tokens + max_tokens:,} > the {window:,}-token window of {model}")
-    return walk.found
+    return Verdict(walk.found, skipped)

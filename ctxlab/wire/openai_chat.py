@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxlab.tables.profiles import profile_for
+from ctxlab.wire.model_limits import Verdict, model_limits, output_cap, sized, skip
 from ctxlab.wire.sources import WireViolation, limits, violation
 
 PROVIDER = "openai-chat"
@@ -22,23 +22,31 @@ def _kind(value: Any) -> str:
 
 
 def size_violations(provider: str, body: dict, output_field: str | None, *, input_tokens: int | None,
-                    context_window: int | None, max_input_tokens: int | None) -> list[WireViolation]:
-    """The size rules both OpenAI APIs share: input within ``max_input_tokens``, input and output in the window.
-
-    ``output_field``: the body field that caps the output (``max_completion_tokens``…), or None. The
-    window includes input, output and reasoning tokens (OpenAI's "Conversation state" guide).
+                    context_window: int | None, max_input_tokens: int | None,
+                    skipped: list[str]) -> list[WireViolation]:
+    """The size rules both OpenAI APIs share, judged by the model's documented limits (:mod:`.model_limits`):
+    the output cap within the model's maximum output; input within ``max_input_tokens`` (the caller's, else the
+    model's where it is below the window: GPT-5's 272,000 of 400,000); input, then input plus the output cap,
+    within the window (which "includes input, output, and reasoning tokens", OpenAI's "Conversation state"
+    guide). ``output_field``: the body field that caps the output (``max_completion_tokens``…), or None. A rule
+    whose limit is not known appends its reason to ``skipped``.
     """
+    lim = model_limits(body.get("model"), context_window, max_input_tokens)
+    found = output_cap(provider, body, output_field, lim, skipped)
     if input_tokens is None:
-        return []
-    model = body.get("model") if isinstance(body.get("model"), str) else None
-    profile = profile_for(model)
-    window = context_window or profile.context_window
-    limit = max_input_tokens if max_input_tokens is not None else getattr(profile, "max_input_tokens", None)
-    found = []
-    if limit is not None and input_tokens > limit:
+        skipped.append("input_over_max, input_over_window, output_over_window skipped: no input_tokens given")
+        return found
+    limit = lim.max_input if (max_input_tokens is not None or lim.window is None or lim.max_input is None
+                              or lim.max_input < lim.window) else None
+    if lim.max_input is None:
+        skipped.append(skip("input_over_max", lim, "max_input"))
+    elif limit is not None and input_tokens > limit:
         found.append(violation(provider, "input_over_max", "input", f"{input_tokens:,} input tokens exceed "
                                f"max_input_tokens {limit:,}"))
     output = body.get(output_field) if output_field else None
+    if not sized("input_over_window", lim, input_tokens, skipped):
+        return found
+    window = lim.window
     if input_tokens > window:
         found.append(violation(provider, "input_over_window", "input", f"{input_tokens:,} input tokens exceed "
                                f"the {window:,}-token window"))
@@ -78,15 +86,18 @@ def check_openai_chat(body: dict, *, input_tokens: int | None = None, context_wi
     """Every Chat Completions rule ``body`` breaks, in message order; ``[]`` when the API would accept it.
 
     ``body``: the request dict as it would be sent. ``input_tokens``: the caller's count of the
-    input; None skips the size rules. ``context_window``: None takes ``profile_for(body["model"])``'s.
-    ``max_input_tokens``: checked only when given (or when the profile has one). The output cap is
-    ``max_completion_tokens``, else ``max_tokens``. Raises nothing for a bad body (a ``malformed``
-    violation); CtxlabError for a bad limit. Sources: ``RULES["openai-chat"]`` (Create chat
-    completion reference; Conversation state guide; the API's 400 texts where no page states a rule).
+    input; None skips the input and window rules. ``context_window`` / ``max_input_tokens``: None takes
+    the model's documented values (:func:`.model_limits.model_limits`). The output cap is
+    ``max_completion_tokens``, else ``max_tokens``, judged against the model's maximum output. Returns a
+    :class:`.model_limits.Verdict` (a list; ``.skipped`` names each size rule not judged and why). Raises
+    nothing for a bad body (a ``malformed`` violation); CtxlabError for a bad limit. Sources:
+    ``RULES["openai-chat"]`` (Create chat completion reference; Conversation state guide; the API's 400 texts
+    where no page states a rule).
     """
     input_tokens, context_window, max_input_tokens = limits(input_tokens, context_window, max_input_tokens)
     if not isinstance(body, dict):
-        return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
+        return Verdict([violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")],
+                       ["size rules skipped: the body is not an object"])
     found: list[WireViolation] = []
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -129,6 +140,7 @@ def check_openai_chat(body: dict, *, input_tokens: int | None = None, context_wi
         found.append(violation(PROVIDER, "tool_calls_answered", where, f"tool call {ref!r} has no tool message "
                                "(the request ends here)"))
     output_field = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    skipped: list[str] = []
     found += size_violations(PROVIDER, body, output_field, input_tokens=input_tokens,
-                             context_window=context_window, max_input_tokens=max_input_tokens)
-    return found
+                             context_window=context_window, max_input_tokens=max_input_tokens, skipped=skipped)
+    return Verdict(found, skipped)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxlab.wire.model_limits import Verdict
 from ctxlab.wire.openai_chat import size_violations
 from ctxlab.wire.sources import WireViolation, limits, violation
 
@@ -60,15 +61,18 @@ def check_openai_responses(body: dict, *, input_tokens: int | None = None, conte
     """Every Responses API rule ``body`` breaks, in item order; ``[]`` when the API would accept it.
 
     ``body``: the request dict as it would be sent; ``input`` is a string or a list of items.
-    ``input_tokens``: the caller's count; None skips the size rules. ``context_window``: None takes
-    ``profile_for(body["model"])``'s. ``max_input_tokens``: checked only when given. The output cap
-    is ``max_output_tokens``. Orphan outputs are not flagged when ``previous_response_id`` or
-    ``conversation`` is set (the call may be stored server-side). Raises nothing for a bad body (a
-    ``malformed`` violation); CtxlabError for a bad limit. Sources: ``RULES["openai-responses"]``.
+    ``input_tokens``: the caller's count; None skips the input and window rules. ``context_window`` /
+    ``max_input_tokens``: None takes the model's documented values (:func:`.model_limits.model_limits`; GPT-5:
+    272,000 input of a 400,000 window). The output cap is ``max_output_tokens``, judged against the model's
+    maximum output. Orphan outputs are not flagged when ``previous_response_id`` or ``conversation`` is set
+    (the call may be stored server-side). Returns a :class:`.model_limits.Verdict` (``.skipped``: the size rules
+    not judged and why). Raises nothing for a bad body (a ``malformed`` violation); CtxlabError for a bad
+    limit. Sources: ``RULES["openai-responses"]``.
     """
     input_tokens, context_window, max_input_tokens = limits(input_tokens, context_window, max_input_tokens)
     if not isinstance(body, dict):
-        return [violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")]
+        return Verdict([violation(PROVIDER, "malformed", "body", f"the body must be an object, got {_kind(body)}")],
+                       ["size rules skipped: the body is not an object"])
     found: list[WireViolation] = []
     items = body.get("input")
     if isinstance(items, str):
@@ -111,6 +115,7 @@ def check_openai_responses(body: dict, *, input_tokens: int | None = None, conte
                                        f"{call_id!r} has no function_call before it"))
         elif kind == "reasoning":
             _check_reasoning(found, items, i, stateless)
+    skipped: list[str] = []
     found += size_violations(PROVIDER, body, "max_output_tokens", input_tokens=input_tokens,
-                             context_window=context_window, max_input_tokens=max_input_tokens)
-    return found
+                             context_window=context_window, max_input_tokens=max_input_tokens, skipped=skipped)
+    return Verdict(found, skipped)

@@ -6,7 +6,9 @@ word. Where the providers' pages state nothing, ``quote`` is ``""`` and ``note``
 evidence is instead (the text of the API's own 400, as reported in a public issue).
 
 The pages were read on 2026-12-01 from stored copies of the providers' documentation (the mirrors
-were fetched from the live sites between 2026-08 and 2026-09); a live page may have moved on since.
+were fetched from the live sites between 2026-08 and 2026-09); a live page may have moved on since. The
+per-model limits (``output_over_max``, and the window and input limit the size rules default to) were read
+on 2026-12-02 with :mod:`ctxlab.tables.model_facts` (:mod:`.model_limits`).
 Taught in chapter 04, where the bodies are rendered; docs/wire-rules.md lists the same table.
 """
 
@@ -91,8 +93,24 @@ _WINDOW_OPENAI = O_STATE("This max tokens number includes input, output, and rea
                          "The 400 reads 'This model's maximum context length is N tokens. However, you requested M "
                          "tokens'.")
 _MAX_INPUT = O_STATE("The context window is the maximum number of tokens that can be used in a single request.",
-                     "max_input_tokens is the caller's limit (a model's published maximum input, where it is "
-                     "smaller than the window); the oracle checks it only when it is passed.")
+                     "max_input_tokens is the caller's limit, else the model's published maximum input from "
+                     "ctxlab.tables.model_facts where it is below the window (GPT-5: 272,000 of 400,000, from the "
+                     "API's 400 'Input tokens exceed the configured limit of 272,000 tokens.' quoted on OpenAI's "
+                     "forum); a model the table does not know is skipped, and the verdict says so.")
+READ_FACTS = "2026-12-02"  # the day the per-model facts (ctxlab.tables.model_facts) were read
+_SDK = "https://github.com/openai/openai-python/blob/e43b422/src/openai/types/"
+_REASONING = "visible output tokens and [reasoning tokens](https://platform.openai.com/docs/guides/reasoning)."
+_CAP_NOTE = ("The ceiling per model is ctxlab.tables.model_facts(model).max_output_tokens (OpenAI's model pages "
+             "were not read: third-party values, status 'assumed'); a model without one is skipped, and the "
+             "verdict says so.")
+_OUTPUT_MAX_CHAT = Source("openai-python SDK: chat/completion_create_params.py (from OpenAI's OpenAPI spec, e43b422)",
+                          _SDK + "chat/completion_create_params.py", READ_FACTS,
+                          "An upper bound for the number of tokens that can be generated for a completion, including "
+                          + _REASONING, _CAP_NOTE)
+_OUTPUT_MAX_RESP = Source("openai-python SDK: responses/response_create_params.py (from OpenAI's OpenAPI spec, "
+                          "e43b422)", _SDK + "responses/response_create_params.py", READ_FACTS,
+                          "An upper bound for the number of tokens that can be generated for a response, including "
+                          + _REASONING, _CAP_NOTE)
 
 RULES: dict[str, dict[str, Source]] = {
     "anthropic": {
@@ -178,7 +196,18 @@ RULES: dict[str, dict[str, Source]] = {
         "output_over_window": A_WINDOW("On earlier models, the API returns a validation error instead.",
                                        "'Earlier' than Claude 4.5: 'On Claude 4.5 models and newer, if input tokens "
                                        "plus `max_tokens` exceeds the context window size, the API accepts the "
-                                       "request.' The oracle checks it only for models before 4.5."),
+                                       "request.' The oracle checks it only for models before 4.5 (a model id "
+                                       "whose version it cannot read is skipped, and the verdict says so); the "
+                                       "window is the caller's, else ctxlab.tables.model_facts'."),
+        "output_over_max": Source("Building with extended thinking", "https://platform.claude.com/docs/en/"
+                                  "build-with-claude/thinking", READ_FACTS,
+                                  "Claude Fable 5, Claude Mythos 5, Claude Mythos Preview, Claude Opus 5, Claude Opus "
+                                  "4.8, Claude Opus 4.7, Claude Sonnet 5, Claude Opus 4.6, and Claude Sonnet 4.6 "
+                                  "support up to 128k output tokens per request. Claude Haiku 4.5, Claude Sonnet 4.5, "
+                                  "and Claude Opus 4.5 support up to 64k.",
+                                  "Read from the gpambrozio/ClaudeDocs snapshot ff5b8ed (2026-08-22). The ceiling per "
+                                  "model is ctxlab.tables.model_facts(model).max_output_tokens; a model without one "
+                                  "(Opus 4.1, Sonnet 4: not read) is skipped, and the verdict says so."),
     },
     "openai-chat": {
         "malformed": O_CHAT("A list of messages comprising the conversation so far.",
@@ -204,6 +233,7 @@ RULES: dict[str, dict[str, Source]] = {
         "input_over_max": _MAX_INPUT,
         "input_over_window": _WINDOW_OPENAI,
         "output_over_window": _WINDOW_OPENAI,
+        "output_over_max": _OUTPUT_MAX_CHAT,
     },
     "openai-responses": {
         "malformed": O_RESP("Text, image, or file inputs to the model, used to generate a response.",
@@ -231,6 +261,7 @@ RULES: dict[str, dict[str, Source]] = {
         "input_over_max": _MAX_INPUT,
         "input_over_window": _WINDOW_OPENAI,
         "output_over_window": _WINDOW_OPENAI,
+        "output_over_max": _OUTPUT_MAX_RESP,
     },
 }
 
@@ -238,56 +269,6 @@ RULES: dict[str, dict[str, Source]] = {
 def violation(provider: str, rule: str, path: str, detail: str) -> WireViolation:
     """A :class:`WireViolation` for ``RULES[provider][rule]``. Raises KeyError for a rule not in the table."""
     return WireViolation(provider, rule, path, detail, RULES[provider][rule])
-
-
-# What each rule asks of a body, in one line (docs/wire-rules.md shows it beside the source).
-_SHARED = {"input_over_max": "input_tokens <= max_input_tokens (when given).",
-           "input_over_window": "input_tokens <= the context window.",
-           "output_over_window": "input_tokens + the output cap <= the context window."}
-SAYS: dict[str, dict[str, str]] = {
-    "anthropic": {
-        "malformed": "The body, each message and each block are objects; messages is a list; model is set.",
-        "too_many_messages": "At most 100,000 messages.", "max_tokens": "max_tokens is a whole number >= 0.",
-        "role_known": "Roles are user, assistant or system.", "first_message_user": "The first message is a user one.",
-        "roles_alternate": "No two consecutive user (or assistant) messages: merge them.",
-        "system_message_model": "role 'system' in messages only on the models the page lists.",
-        "system_message_placement": "A system message follows a user turn and is last or before an assistant turn.",
-        "tool_use_answered": "Every tool_use is answered by a tool_result in the very next (user) message.",
-        "tool_result_first": "In a user message, tool_result blocks come before any other block.",
-        "tool_result_orphan": "A tool_result answers a tool_use of the previous assistant message.",
-        "tool_use_id_unique": "tool_use ids are unique within the request.",
-        "tool_id_pattern": "tool_use.id and tool_result.tool_use_id match ^[a-zA-Z0-9_-]+$.",
-        "tool_use_input_object": "tool_use.input is an object.",
-        "tool_result_error_empty": "A tool_result with is_error true has content (empty is fine otherwise).",
-        "empty_text": "No empty or whitespace-only text (blocks, string content, system, tool_result content).",
-        "empty_content": "No empty content (\"\" or []) but in the final assistant message.",
-        "thinking_signature": "A thinking block carries a non-empty signature.",
-        "redacted_thinking_data": "A redacted_thinking block carries non-empty data.",
-        "ends_with_thinking": "No assistant message ends with (or holds only) thinking blocks.",
-        "cache_control_limit": "At most 4 cache breakpoints: tools, system and message blocks, plus automatic.",
-        "cache_control_empty_text": "No cache_control on an empty text block.",
-        "cache_control_thinking": "No cache_control on a thinking or redacted_thinking block.",
-        "prefill_trailing_whitespace": "A final assistant message (a prefill) does not end with whitespace.",
-        "input_over_window": _SHARED["input_over_window"],
-        "output_over_window": "input_tokens + max_tokens <= the window, for models before Claude 4.5.",
-    },
-    "openai-chat": {
-        "malformed": "The body and each message are objects; messages and tool_calls are lists.",
-        "role_known": "Roles are developer, system, user, assistant, tool or function.",
-        "assistant_content": "An assistant message has content or tool_calls (content null alone is refused).",
-        "tool_calls_answered": "Each tool call id is answered by a tool message before the next other message.",
-        "tool_message_orphan": "A tool message answers a pending tool call of the assistant message before it.",
-        "arguments_string": "function.arguments is a string (JSON text).", **_SHARED,
-    },
-    "openai-responses": {
-        "malformed": "input is a string or a list of objects; a function_call has a call_id.",
-        "function_call_answered": "Each function_call has a later function_call_output with its call_id.",
-        "function_call_output_orphan": "Each function_call_output follows the function_call with its call_id.",
-        "reasoning_followed": "A reasoning item is followed by an assistant message or a tool call.",
-        "reasoning_encrypted": "With store false, a reasoning item carries encrypted_content.",
-        "arguments_string": "A function_call's arguments is a string (JSON text).", **_SHARED,
-    },
-}
 
 
 def limits(input_tokens: int | None, context_window: int | None,

@@ -66,28 +66,57 @@ class _ValueCall(BaseModel):  # LLaMA-Factory v1 tool_call value
 
 class _PromptDetails(BaseModel):
     cached_tokens: TokenCount | None = 0
+    cache_write_tokens: TokenCount | None = None  # OpenAI, GPT-5.6 on (and OpenRouter)
+    cache_creation_tokens: TokenCount | None = None  # LiteLLM from ~v1.80 (next to cache_creation_input_tokens)
 
 
 class _ChatUsage(BaseModel):
     prompt_tokens: TokenCount | None = 0
     completion_tokens: TokenCount | None = 0
     prompt_tokens_details: _PromptDetails | None = None
-    cache_read_input_tokens: TokenCount | None = None  # litellm, Anthropic models
+    cache_read_input_tokens: TokenCount | None = None  # LiteLLM, Anthropic models
     cache_creation_input_tokens: TokenCount | None = None
 
 
 def chat_usage(raw: Any, *, file: str, line: int | None, at: str) -> Usage:
-    """A chat-completions ``usage`` (litellm's, as mini-swe-agent records it) → neutral fields.
-    ``prompt_tokens`` INCLUDES cached tokens (``prompt_tokens_details.cached_tokens``, or litellm's
-    ``cache_read_input_tokens``) and Anthropic cache writes (``cache_creation_input_tokens``):
-    ``{"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 800}, "completion_tokens": 9}``
-    → ``Usage(200, 800, 0, 9)``; uncached never below 0."""
+    """An OpenAI-shaped chat ``usage`` (OpenAI's own, LiteLLM's, OpenRouter's) → neutral fields. Chapter 04.
+
+    Fields read (openai-python ``src/openai/types/completion_usage.py`` @ e43b422, 2026-08-21):
+    ``prompt_tokens`` ("Number of tokens in the prompt."), ``prompt_tokens_details.cached_tokens`` ("Cached
+    tokens present in the prompt.") and ``prompt_tokens_details.cache_write_tokens`` ("The unadjusted number
+    of prompt tokens written to cache.", GPT-5.6 on). The prompt holds both: OpenAI's prompt-caching guide
+    (developers.openai.com/api/docs/guides/prompt-caching, read 2026-12-02): "Cache-write pricing is not an
+    additive fee: input tokens use the uncached-input, cached-input, or cache-write rate." So uncached =
+    ``prompt_tokens - cached - written``: ``{"prompt_tokens": 2600, "prompt_tokens_details": {"cached_tokens":
+    2000, "cache_write_tokens": 400}}`` → ``Usage(200, 2000, 400, 0)``.
+
+    LiteLLM relays Anthropic's counts beside an OpenAI-shaped usage: ``cache_read_input_tokens`` (also copied to
+    ``cached_tokens``) and ``cache_creation_input_tokens`` (docs.litellm.ai/docs/completion/prompt_caching,
+    last_updated 2026-10-07: "prompt_tokens: These are all prompt tokens including cache-miss and cache-hit input
+    tokens."; "cache_creation_input_tokens are the number of tokens that were written to cache."). Releases
+    differ on the write: the Anthropic transformation with ``prompt_tokens_details.cache_creation_tokens``
+    (``litellm/llms/anthropic/chat/transformation.py`` ``calculate_usage``, the 2026 version in the code index;
+    v1.80.11 in BerriAI/litellm#11364) adds both to ``prompt_tokens``; releases without that field (commits
+    005e5efa and 600fadce; v1.74.9 in BerriAI/litellm#13207, 2025-08) add only the read. So the write is taken
+    out of ``prompt_tokens`` when it fits; when read + write exceed the prompt and the usage has no
+    ``cache_creation_tokens``, the prompt is read as leaving the write out (uncached = prompt - read). Not
+    distinguishable: an old-release usage whose uncached part is at least the write (it reads as
+    ``write`` tokens short). Raises TranscriptError naming ``at`` when the parts exceed the whole."""
     u = check(_ChatUsage, raw, file=file, line=line, at=at)
-    read = u.cache_read_input_tokens if u.cache_read_input_tokens is not None else (
-        (u.prompt_tokens_details.cached_tokens or 0) if u.prompt_tokens_details else 0)
-    write = u.cache_creation_input_tokens or 0
-    return Usage(uncached_input_tokens=max(0, (u.prompt_tokens or 0) - read - write), cache_read_tokens=read,
-                 cache_write_tokens=write, output_tokens=u.completion_tokens or 0, raw=dict(raw))
+    d = u.prompt_tokens_details or _PromptDetails()
+    read = u.cache_read_input_tokens if u.cache_read_input_tokens is not None else (d.cached_tokens or 0)
+    write = next((w for w in (u.cache_creation_input_tokens, d.cache_creation_tokens, d.cache_write_tokens)
+                  if w is not None), 0)
+    prompt = u.prompt_tokens or 0
+    if read + write <= prompt:
+        uncached = prompt - read - write
+    elif read <= prompt and u.cache_creation_input_tokens is not None and d.cache_creation_tokens is None:
+        uncached = prompt - read  # a LiteLLM release whose prompt_tokens leaves the cache write out
+    else:
+        raise bad(file, line, f"{read} cache read + {write} cache write tokens exceed the {prompt} prompt tokens "
+                              "they are part of", field=at)
+    return Usage(uncached_input_tokens=uncached, cache_read_tokens=read, cache_write_tokens=write,
+                 output_tokens=u.completion_tokens or 0, raw=dict(raw))
 
 
 def iso_time(stamp: Any) -> str | None:

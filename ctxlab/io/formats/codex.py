@@ -24,9 +24,13 @@ token-count estimate ``recompute_token_usage`` emits after it):
   turn holds it; read as the prompt when none does (some Codex Desktop releases wrote only the event);
 * ``turn_context`` — ``model`` for the following assistant messages; a change is a ``model_change`` entry;
 * ``event_msg/token_count`` — ``info.last_token_usage`` is one model call's usage (``input_tokens``
-  includes ``cached_input_tokens`` and ``cache_write_tokens`` when a build records one — no upstream
-  ``TokenUsage`` read has that field, so it is read only when present, as part of the input;
-  ``output_tokens`` includes ``reasoning_output_tokens``). A call's model-output items are those
+  includes ``cached_input_tokens`` and, in GPT-5.6-era builds, ``cache_write_input_tokens``: the
+  ``TokenUsage`` of ``protocol.rs`` at 001cb8e2 has no write field and openai/codex#32479 (2026-07-11,
+  codex-cli 0.144.1) reported the write dropped; the rollout line quoted in ccusage/ccusage#1617
+  (@openai/codex-sdk 0.148.0, 2026-08-20) records ``cache_write_input_tokens`` beside
+  ``cached_input_tokens``, and agentclientprotocol/codex-acp#509 says Codex "reports inputTokens inclusive of both cache
+  reads and cache writes"; ``cache_write_tokens`` is read as the same; ``output_tokens`` includes
+  ``reasoning_output_tokens``). A call's model-output items are those
   between two token counts (tool outputs may sit among them). Releases differ in where the count
   falls — after the call's items (recent ones) or before them (e.g. 0.46; see the 0.46.0 rollout
   quoted in jnarowski/agentcmd ``.agent/research/codex/format-comparison.md``) — so the first count
@@ -85,7 +89,8 @@ class _TurnContext(BaseModel):
 class _TokenUsage(BaseModel):
     input_tokens: TokenCount
     cached_input_tokens: TokenCount = 0
-    cache_write_tokens: TokenCount | None = None  # recorded by some builds: part of input_tokens
+    cache_write_input_tokens: TokenCount | None = None  # recorded from ~0.148: part of input_tokens
+    cache_write_tokens: TokenCount | None = None  # the same, as some builds write it
     output_tokens: TokenCount
     reasoning_output_tokens: TokenCount = 0
     total_tokens: TokenCount = 0
@@ -136,13 +141,9 @@ def _usage_order(rows: list[tuple[int, int, dict[str, Any]]]) -> str | None:
 
 
 def _call_usage(payload: dict[str, Any], last: _TokenUsage, *, file: str, line: int) -> Usage:
-    """``last_token_usage`` → Usage; a recorded ``cache_write_tokens`` is part of ``input_tokens``."""
-    u = usage(payload["info"]["last_token_usage"], file=file, line=line, at="payload.info.last_token_usage")
-    written = last.cache_write_tokens or 0
-    if written > u.uncached_input_tokens:
-        raise bad(file, line, f"{written} cache-write tokens exceed the {u.uncached_input_tokens} input tokens not "
-                              "read from the cache", field="payload.info.last_token_usage.cache_write_tokens")
-    return replace(u, uncached_input_tokens=u.uncached_input_tokens - written, cache_write_tokens=written)
+    """``last_token_usage`` → Usage: :func:`.responses_items.usage` reads the cache read and write, both part of
+    ``input_tokens``."""
+    return usage(payload["info"]["last_token_usage"], file=file, line=line, at="payload.info.last_token_usage")
 
 
 # the rollout line types of codex-rs/protocol/src/protocol.rs (RolloutItem); others are counted in the notes

@@ -7,9 +7,10 @@ server-sent events, or for Bedrock AWS event-stream bytes carrying base64 JSON e
 ``_delta`` (``text_delta``, ``input_json_delta``, ``thinking_delta``, ``signature_delta``,
 ``citations_delta``), ``message_delta`` (stop reason, final usage) and ``message_stop``. A
 LiteLLM / OpenHands log's reply is a LiteLLM ``ModelResponse``; its usage is LiteLLM's:
-``prompt_tokens`` is the whole prompt (LiteLLM adds Anthropic's ``cache_creation_input_tokens`` and
-``cache_read_input_tokens`` to it), ``prompt_tokens_details.cached_tokens`` the part read from the
-cache. Plumbing for chapter 02.
+``prompt_tokens`` is the whole prompt (recent LiteLLM releases add Anthropic's ``cache_creation_input_tokens``
+and ``cache_read_input_tokens`` to it; some 2025 releases added only the read — see
+:func:`.chat_messages.chat_usage`), ``prompt_tokens_details.cached_tokens`` the part read from the cache, and
+OpenAI's own ``prompt_tokens_details.cache_write_tokens`` (GPT-5.6 on) the part written. Plumbing for chapter 02.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ctxlab.io.codec import loads
 from ctxlab.messages import ToolSpec, Usage
 from ctxlab.io.formats import TokenCount, bad, check
 from ctxlab.io.formats.anthropic_messages import system_blocks, tool_specs
+from ctxlab.io.formats.chat_messages import chat_usage
 from ctxlab.io.formats.claude_code import usage as anthropic_usage
 
 Stamp = Annotated[float, Field(ge=0, le=1e11, allow_inf_nan=False)]  # seconds since the epoch
@@ -276,31 +278,11 @@ class _ModelResponse(BaseModel):
     usage: dict[str, Any] | None = None
 
 
-class _Details(BaseModel):
-    cached_tokens: TokenCount | None = None
-    cache_creation_tokens: TokenCount | None = None
-
-
-class _OUsage(BaseModel):
-    prompt_tokens: TokenCount | None = 0
-    completion_tokens: TokenCount | None = 0
-    prompt_tokens_details: _Details | None = None
-    cache_creation_input_tokens: TokenCount | None = None
-    cache_read_input_tokens: TokenCount | None = None
-
-
 def litellm_usage(raw: dict[str, Any], *, file: str, line: int, at: str) -> Usage:
-    """LiteLLM usage → neutral fields. ``{"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 800},
-    "cache_creation_input_tokens": 150, "completion_tokens": 20}`` → ``Usage(50, 800, 150, 20)``."""
-    u = check(_OUsage, raw, file=file, line=line, at=at)
-    d = u.prompt_tokens_details or _Details()
-    read = u.cache_read_input_tokens if u.cache_read_input_tokens is not None else (d.cached_tokens or 0)
-    write = u.cache_creation_input_tokens if u.cache_creation_input_tokens is not None else (d.cache_creation_tokens or 0)
-    prompt = u.prompt_tokens or 0
-    if read + write > prompt:
-        raise bad(file, line, f"{read} cache read + {write} cache write tokens exceed the {prompt} prompt tokens "
-                              "they are part of", field=at)
-    return Usage(prompt - read - write, read, write, u.completion_tokens or 0, raw=dict(raw))
+    """LiteLLM usage → neutral fields, read by :func:`.chat_messages.chat_usage` (the one reader of OpenAI-shaped
+    usage; its docstring gives the sources). ``{"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens":
+    800}, "cache_creation_input_tokens": 150, "completion_tokens": 20}`` → ``Usage(50, 800, 150, 20)``."""
+    return chat_usage(raw, file=file, line=line, at=at)
 
 
 def route_model(route: str | None) -> tuple[str | None, str | None]:

@@ -21,8 +21,10 @@ the assistant message, noted. System/developer messages before the first other i
 OpenAI chat reader does). Other item types (``item_reference``, ...) are left out, counted in the notes.
 
 Usage (a response's ``usage``, or Codex's token counts): ``input_tokens`` INCLUDES the cached tokens
-(``input_tokens_details.cached_tokens``, Codex: ``cached_input_tokens``), so ``uncached = input -
-cached``; ``output_tokens`` includes the reasoning tokens. Plumbing for chapter 02.
+(``input_tokens_details.cached_tokens``, Codex: ``cached_input_tokens``) and the tokens written to the cache
+(GPT-5.6 on: ``input_tokens_details.cache_write_tokens``, Codex: ``cache_write_input_tokens``), so ``uncached =
+input - cached - written`` (:func:`usage` gives the sources); ``output_tokens`` includes the reasoning tokens.
+Plumbing for chapter 02.
 """
 
 from __future__ import annotations
@@ -68,25 +70,51 @@ class _Output(BaseModel):
 
 class _InputDetails(BaseModel):
     cached_tokens: TokenCount = 0
+    cache_write_tokens: TokenCount | None = None  # GPT-5.6 on; a required int in the SDK, absent from older logs
 
 
 class _Usage(BaseModel):
     input_tokens: TokenCount = 0
     output_tokens: TokenCount = 0
     cached_input_tokens: TokenCount | None = None  # Codex's name
-    input_tokens_details: _InputDetails | None = None  # the Responses API's {"cached_tokens": N}
+    cache_write_input_tokens: TokenCount | None = None  # Codex's name for the write (rollouts from ~0.148)
+    cache_write_tokens: TokenCount | None = None  # the same, as some builds and fixtures write it
+    input_tokens_details: _InputDetails | None = None  # the Responses API's {"cached_tokens": N, ...}
+
+
+_WRITE_NAMES = ("cache_write_input_tokens", "cache_write_tokens")
 
 
 def usage(raw: Any, *, file: str, line: int | None, at: str = "usage") -> Usage:
-    """Responses usage (or Codex ``TokenUsage``) → neutral fields. ``{"input_tokens": 1000,
-    "input_tokens_details": {"cached_tokens": 800}, "output_tokens": 50}`` → ``Usage(200, 800, 0, 50)``."""
+    """Responses usage (or Codex ``TokenUsage``) → neutral fields. Chapter 04.
+
+    Responses API (openai-python ``src/openai/types/responses/response_usage.py`` @ e43b422, 2026-08-21):
+    ``input_tokens`` ("The number of input tokens."), ``input_tokens_details.cached_tokens`` ("The number of
+    tokens that were retrieved from the cache.") and ``input_tokens_details.cache_write_tokens`` ("The number of
+    input tokens that were written to the cache."). Both are part of ``input_tokens`` (OpenAI's prompt-caching
+    guide: "Cache-write pricing is not an additive fee: input tokens use the uncached-input, cached-input, or
+    cache-write rate."): ``{"input_tokens": 2600, "input_tokens_details": {"cached_tokens": 2000,
+    "cache_write_tokens": 400}, "output_tokens": 50}`` → ``Usage(200, 2000, 400, 50)``.
+
+    Codex ``token_count`` usage: ``cached_input_tokens`` and, from the GPT-5.6 era, ``cache_write_input_tokens``
+    (the rollout line quoted in ccusage/ccusage#1617, @openai/codex-sdk 0.148.0, 2026-08-20; openai/codex#32479,
+    2026-07-11, reported the field dropped by 0.144.1); ``cache_write_tokens`` is read as the same. Raises
+    TranscriptError naming the field when the cached or written tokens exceed the input they are part of."""
     u = check(_Usage, raw, file=file, line=line, at=at)
     cached = u.cached_input_tokens if u.cached_input_tokens is not None else (
         u.input_tokens_details.cached_tokens if u.input_tokens_details else 0)
     if cached > u.input_tokens:
-        raise bad(file, line, f"{cached} cached tokens exceed the {u.input_tokens} input tokens they are part of", field=at)
-    return Usage(uncached_input_tokens=u.input_tokens - cached, cache_read_tokens=cached,
-                 output_tokens=u.output_tokens, raw=dict(raw))
+        raise bad(file, line, f"{cached} cached tokens exceed the {u.input_tokens} input tokens they are part of",
+                  field=at)
+    name = next((n for n in _WRITE_NAMES if getattr(u, n) is not None), None)
+    written = getattr(u, name) if name else (u.input_tokens_details.cache_write_tokens or 0
+                                             if u.input_tokens_details else 0)
+    if written > u.input_tokens - cached:
+        raise bad(file, line, f"{written} cache-write tokens exceed the {u.input_tokens - cached} input tokens not "
+                              "read from the cache",
+                  field=f"{at}.{name}" if name else f"{at}.input_tokens_details.cache_write_tokens")
+    return Usage(uncached_input_tokens=u.input_tokens - cached - written, cache_read_tokens=cached,
+                 cache_write_tokens=written, output_tokens=u.output_tokens, raw=dict(raw))
 
 
 def content_parts(content: str | list[Any] | None, notes: list[str], where: str) -> list[Part]:
