@@ -34,6 +34,19 @@ def test_gpt_5_input_limit_is_272k_of_a_400k_window():
     assert p.input_limit(200_000) == 200_000  # input + output within the 400,000 window
 
 
+def test_the_default_budget_stays_under_the_input_limit():
+    """The texts' 90% of the window would be 360,000 on GPT-5, over its 272,000 input limit ("Input tokens exceed
+    the configured limit of 272,000 tokens.", as above): the budget is capped there. With the reply's
+    ``max_tokens`` the budget leaves room for it: "On Claude 4.5 models and newer, if input tokens plus `max_tokens`
+    exceeds the context window size, the API accepts the request. [...] On earlier models, the API returns a
+    validation error instead." (Anthropic, 'Thinking', mirror snapshot ff5b8ed 2026-08-22, read 2026-12-02)."""
+    assert profile_for("gpt-5").budget_tokens() == 272_000
+    assert profile_for("gpt-5").budget_tokens(0.5) == 200_000
+    assert profile_for("claude-sonnet-4-5").budget_tokens() == 180_000  # 90% of 200,000: below its limits
+    assert profile_for("claude-sonnet-4-6").budget_tokens(max_tokens=128_000) == 872_000  # 1,000,000 - 128,000
+    assert profile_for("claude-sonnet-4").budget_tokens(max_tokens=64_000) == 136_000
+
+
 def test_claude_4_6_and_later_have_a_1m_window():
     """"Claude Opus 5, Claude Opus 4.8, Claude Opus 4.7, Claude Opus 4.6, Claude Sonnet 5, and Claude Sonnet 4.6
     have a 1M-token context window on the Claude API, Amazon Bedrock, Google Cloud, and Microsoft Foundry."

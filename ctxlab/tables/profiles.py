@@ -83,9 +83,12 @@ class ModelProfile:
     max_input_tokens: int | None = None
     calibration_source: str = ""
 
-    def budget_tokens(self, input_ratio: float = 0.9) -> int:
-        """The default token budget: ``input_ratio`` of the window. 200,000 → 180,000 at 0.9."""
-        return int(self.context_window * input_ratio)
+    def budget_tokens(self, input_ratio: float = 0.9, max_tokens: int | None = None) -> int:
+        """The default token budget: ``input_ratio`` of the window (the texts' shortcut: 200,000 → 180,000 at 0.9),
+        never above the model's input limit (GPT-5: 272,000 of a 400,000 window, so 272,000 rather than 360,000)
+        and, given the reply's ``max_tokens``, never above :meth:`input_limit`. Chapter 03."""
+        budget = min(int(self.context_window * input_ratio), self.max_input_tokens or self.context_window)
+        return budget if max_tokens is None else min(budget, self.input_limit(max_tokens))
 
     def tool_prompt_tokens(self, tool_choice: str = "auto") -> int:
         """Tokens of the hidden tool-use system prompt for a ``tool_choice`` (auto, none, any, tool), with at least
