@@ -254,8 +254,9 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     ``{"input_tokens": 0, "cache_creation_input_tokens": 380, "cache_read_input_tokens": 4480}`` →
     a 4,860-token prompt (Anthropic's ``input_tokens`` excludes cached tokens); ``{"prompt_tokens":
     4990, "prompt_tokens_details": {"cached_tokens": 4736}}`` → 4,736 read + 254 uncached (OpenAI's
-    ``prompt_tokens`` includes them). Each count read is a whole number of tokens, 0 or more (None or
-    missing: 0), and ``cached_tokens`` at most ``prompt_tokens``; else CtxlabError naming the field.
+    ``prompt_tokens`` includes them, and from GPT-5.6 on ``cache_write_tokens`` too: "Cache-write pricing is not an
+    additive fee", OpenAI prompt-caching guide, read 2026-12-02). Each count read is a whole number of tokens, 0 or
+    more (None or missing: 0), reads plus writes at most ``prompt_tokens``; else CtxlabError naming the field.
     Chapter 08.
     """
     if not isinstance(raw, dict):
@@ -266,13 +267,15 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
 
     if "prompt_tokens" in raw:
         details = raw.get("prompt_tokens_details") or {}
-        cached = count("cached_tokens", details if isinstance(details, dict) else {}, "usage['prompt_tokens_details']")
-        prompt = count("prompt_tokens")
-        if cached > prompt:
-            raise CtxlabError(f"usage['prompt_tokens_details']['cached_tokens'] ({cached:,}) must be at most "
-                              f"usage['prompt_tokens'] ({prompt:,}): OpenAI counts cached tokens inside the prompt")
-        return Usage(uncached_input_tokens=prompt - cached, cache_read_tokens=cached,
-                     output_tokens=count("completion_tokens"), raw=dict(raw))
+        details, at = (details if isinstance(details, dict) else {}), "usage['prompt_tokens_details']"
+        cached, written, prompt = count("cached_tokens", details, at), count("cache_write_tokens", details, at), \
+            count("prompt_tokens")
+        if cached + written > prompt:
+            raise CtxlabError(f"usage['prompt_tokens_details'] cached_tokens + cache_write_tokens "
+                              f"({cached + written:,}) must be at most usage['prompt_tokens'] ({prompt:,}): "
+                              "OpenAI counts both inside it")
+        return Usage(uncached_input_tokens=prompt - cached - written, cache_read_tokens=cached,
+                     cache_write_tokens=written, output_tokens=count("completion_tokens"), raw=dict(raw))
     return Usage(uncached_input_tokens=count("input_tokens"), cache_read_tokens=count("cache_read_input_tokens"),
                  cache_write_tokens=count("cache_creation_input_tokens"), output_tokens=count("output_tokens"),
                  raw=json.loads(json.dumps(raw)))

@@ -136,8 +136,8 @@ def test_the_messages_say_what_is_accepted():
     assert said(lambda: replace(rule_for("gpt-4o"), read_multiplier=-1)) == \
         "read_multiplier must be a number of 0 or more (got -1)"
     assert said(lambda: neutral_usage({"prompt_tokens": 5, "prompt_tokens_details": {"cached_tokens": 9}})) == (
-        "usage['prompt_tokens_details']['cached_tokens'] (9) must be at most usage['prompt_tokens'] (5): "
-        "OpenAI counts cached tokens inside the prompt")
+        "usage['prompt_tokens_details'] cached_tokens + cache_write_tokens (9) must be at most "
+        "usage['prompt_tokens'] (5): OpenAI counts both inside it")
 
 
 def test_replay_window_zero_no_longer_means_the_models_own():

@@ -88,3 +88,14 @@ def test_neutral_usage_reads_both_providers():
     assert a.total_input_tokens == 4860 and a.cache_write_tokens == 380
     o = neutral_usage({"prompt_tokens": 4990, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 4736}})
     assert (o.cache_read_tokens, o.uncached_input_tokens, o.total_input_tokens) == (4736, 254, 4990)
+
+
+def test_neutral_usage_keeps_an_openai_cache_write():
+    """GPT-5.6 on: "Cache-write pricing is not an additive fee: input tokens use the uncached-input, cached-input, or
+    cache-write rate." (OpenAI prompt-caching guide, read 2026-12-02); the worked example: 2,000 tokens read, 400
+    written, "The remaining 200 input tokens were neither read nor written." Field: ``prompt_tokens_details.
+    cache_write_tokens`` (openai-python e43b422, completion_usage.py)."""
+    o = neutral_usage({"prompt_tokens": 2600, "completion_tokens": 9,
+                       "prompt_tokens_details": {"cached_tokens": 2000, "cache_write_tokens": 400}})
+    assert (o.cache_read_tokens, o.cache_write_tokens, o.uncached_input_tokens) == (2000, 400, 200)
+    assert o.total_input_tokens == 2600
