@@ -55,6 +55,7 @@ from ctxlab.replay import Speedup, get_strategy
 from ctxlab.strategies import Call, Decision, Strategy
 from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.tables.usage_rules import uncached_part
 from ctxlab.tokens import MessageMeter
 
 
@@ -257,6 +258,8 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     ``prompt_tokens`` includes them, and from GPT-5.6 on ``cache_write_tokens`` too: "Cache-write pricing is not an
     additive fee", OpenAI prompt-caching guide, read 2026-12-02). Each count read is a whole number of tokens, 0 or
     more (None or missing: 0), reads plus writes at most ``prompt_tokens``; else CtxlabError naming the field.
+    LiteLLM's ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` beside ``prompt_tokens`` are read too,
+    by the readers' rule (:func:`ctxlab.tables.usage_rules.uncached_part`).
     Chapter 08.
     """
     if not isinstance(raw, dict):
@@ -265,16 +268,21 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     def count(key: str, within: dict[str, Any] = raw, at: str = "usage") -> int:
         return validate.tokens(f"{at}[{key!r}]", within.get(key), allow_zero=True) or 0
 
-    if "prompt_tokens" in raw:
+    if "prompt_tokens" in raw:  # OpenAI's shape, or LiteLLM relaying Anthropic's counts beside it
         details = raw.get("prompt_tokens_details") or {}
         details, at = (details if isinstance(details, dict) else {}), "usage['prompt_tokens_details']"
-        cached, written, prompt = count("cached_tokens", details, at), count("cache_write_tokens", details, at), \
-            count("prompt_tokens")
-        if cached + written > prompt:
+        litellm = raw.get("cache_creation_input_tokens") is not None
+        cached = count("cache_read_input_tokens") if raw.get("cache_read_input_tokens") is not None else \
+            count("cached_tokens", details, at)
+        written = count("cache_creation_input_tokens") if litellm else count("cache_write_tokens", details, at)
+        prompt = count("prompt_tokens")
+        uncached = uncached_part(prompt, cached, written,
+                                 write_may_be_outside=litellm and details.get("cache_creation_tokens") is None)
+        if uncached is None:
             raise CtxlabError(f"usage['prompt_tokens_details'] cached_tokens + cache_write_tokens "
                               f"({cached + written:,}) must be at most usage['prompt_tokens'] ({prompt:,}): "
                               "OpenAI counts both inside it")
-        return Usage(uncached_input_tokens=prompt - cached - written, cache_read_tokens=cached,
+        return Usage(uncached_input_tokens=uncached, cache_read_tokens=cached,
                      cache_write_tokens=written, output_tokens=count("completion_tokens"), raw=dict(raw))
     return Usage(uncached_input_tokens=count("input_tokens"), cache_read_tokens=count("cache_read_input_tokens"),
                  cache_write_tokens=count("cache_creation_input_tokens"), output_tokens=count("output_tokens"),

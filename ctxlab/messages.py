@@ -194,7 +194,7 @@ class ToolSpec:
 
 
 EntryKind = Literal["compaction", "model_change", "thinking_level_change", "title", "paged_result", "pruned_result",
-                    "note"]
+                    "note", "tool_choice_change"]
 
 
 @dataclass(frozen=True)

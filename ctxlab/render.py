@@ -205,15 +205,28 @@ def render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter)
     return out
 
 
-def head_pieces(context: Context, provider: str, meter: MessageMeter) -> list[tuple[str, str, str, str, int]]:
+def tool_prompt(context: Context, provider: str, tool_choice: str = "auto") -> int:
+    """The hidden tool-use system prompt a request with tools carries, in tokens: on Anthropic the profile's figure
+    for its ``tool_choice`` (:meth:`~ctxlab.tables.profiles.ModelProfile.tool_prompt_tokens`: claude-sonnet-4-6 497
+    auto/none, 589 any/tool, 'Tool use with Claude', mirror snapshot 2026-08-22); elsewhere, or for a choice that
+    table does not name (OpenAI's ``"required"``), the auto figure ``tool_system_tokens``. Chapter 04."""
+    kind = tool_choice.split(":", 1)[0]
+    if provider != "anthropic" or kind not in ("auto", "none", "any", "tool"):
+        return context.profile.tool_system_tokens
+    return context.profile.tool_prompt_tokens(kind)
+
+
+def head_pieces(context: Context, provider: str, meter: MessageMeter,
+                tool_choice: str = "auto") -> list[tuple[str, str, str, str, int]]:
     """``(kind, label, wire text, digest, tokens)`` of the tool definitions and system blocks, in provider
-    order, then the inferred static head as one block (a stand-in sized from usage). Chapter 04."""
+    order, then the inferred static head as one block (a stand-in sized from usage). The first tool carries the
+    hidden tool-use prompt for ``tool_choice`` (:func:`tool_prompt`). Chapter 04."""
     counter = meter.counter
     head: list[tuple[str, str, Any, int]] = []  # (kind, label, wire, tokens) of tools and system blocks
     tool_wire = [anthropic_tool(t) if provider == "anthropic" else openai_tool(t) for t in context.tools]
     for k, (spec, wire) in enumerate(zip(context.tools, tool_wire)):
         t = tools_tokens([spec], counter) - 12 + (12 if k == len(context.tools) - 1 else 0)
-        t += context.profile.tool_system_tokens if k == 0 and not context.head_tokens else 0  # see fixed_part
+        t += tool_prompt(context, provider, tool_choice) if k == 0 and not context.head_tokens else 0  # fixed_part
         head.append(("tools", f"tool {spec.name}", wire, t))
     if provider == "openai" and any(s.strip() for s in context.system):
         head.append(("system", "system", {"role": "system", "content": "\n\n".join(context.system)},
@@ -238,8 +251,9 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     ``thinking`` (e.g. ``"off"``, ``"high"``) enters the Anthropic digest chain at the first message
     block: Anthropic documents that changing thinking parameters invalidates cached messages but not
     the cached tools and system prompt (OpenAI documents no such rule); so do ``tool_choice`` (default
-    ``"auto"``, see :func:`tool_choice_name`) and whether images are present (:func:`level_salts`), and an earlier
-    turn's thinking on a last-turn-only model (:func:`is_stripped`). ``breakpoints``: the blocks
+    ``"auto"``, see :func:`tool_choice_name`; it also sizes the hidden tool prompt, :func:`tool_prompt`) and whether
+    images are present (:func:`level_salts`), and an earlier turn's thinking on a last-turn-only model
+    (:func:`is_stripped`). ``breakpoints``: the blocks
     that carry ``cache_control`` (default: where an agent puts them, :func:`default_breakpoints`).
     ``[tool t, system s, user u]`` → three blocks whose prefix digests chain t, then s, then u.
     """
@@ -250,7 +264,7 @@ def render_blocks(context: Context, provider: str | None = None, model: str | No
     choice, images = tool_choice_name(tool_choice), has_images(msgs)
     salts = level_salts(thinking, choice, images) if provider == "anthropic" else {}  # Anthropic's table
     blocks, chain, done, rule = [], "", set(), context.profile.thinking
-    for kind, label, text, block_digest, tokens in head_pieces(context, provider, meter):
+    for kind, label, text, block_digest, tokens in head_pieces(context, provider, meter, choice):
         chain = chain_step(salt_before(chain, salts, done, kind), block_digest)
         blocks.append(Block(kind, label, block_digest, chain, tokens, text))
     for i, msg in enumerate(msgs):

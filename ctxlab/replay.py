@@ -2,8 +2,7 @@
 
 For every model call of the transcript (one provider response):
 
-1. take the history the agent had just before the call (same thread, plus entries the
-   strategy added earlier — a compaction, a paged result);
+1. take the history the agent had just before the call (same thread, plus entries the strategy added earlier);
 2. ask the strategy what to send (``strategy.decide``);
 3. render the context as blocks and pass it through the provider's cache simulator;
 4. write one ledger row: cache read, cache write, uncached input, output, cost.
@@ -40,7 +39,7 @@ from ctxlab.paging import PagedStrategy
 from ctxlab.pipeline import PipelineStrategy
 from ctxlab.pruning_strategy import PrunedStrategy
 from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, RecordedStrategy, SlidingStrategy,
-                               Strategy, model_calls)
+                               Strategy, model_calls, overflow_note)
 from ctxlab.summary_strategy import BudgetedSummaryStrategy
 from ctxlab.tokens import MessageMeter, infer_static_head
 
@@ -107,22 +106,20 @@ class Renderer(Protocol):
 
     def __call__(self, context: Context, provider: str | None = None, model: str | None = None,
                  meter: MessageMeter | None = None, thinking: str | None = None,
-                 breakpoints: set[int] | None = None) -> RenderedRequest: ...
+                 breakpoints: set[int] | None = None, *, tool_choice: str = "auto") -> RenderedRequest: ...
 
 
 @dataclass(frozen=True)
 class Speedup:
     """The slot a replay (and an agent loop) takes a faster path through: the same answers, faster.
 
-    ``meter(profile)`` makes each meter (one per thread and profile; a meter that is a
-    :class:`~ctxlab.context.ContextMemory` lets build_context answer from memory), ``renderer()`` the replay's
-    renderer. None, the default, is the book's own: ``MessageMeter`` and ``render_blocks``, every call worked out
-    from scratch. ``ctxlab.fast.FAST`` fills the slot (bonus reading). Chapter 04."""
+    ``meter(profile)`` makes each meter (one per thread and profile; a :class:`~ctxlab.context.ContextMemory` lets
+    build_context answer from memory), ``renderer()`` the replay's renderer. None, the default, is the book's own:
+    ``MessageMeter`` and ``render_blocks``, from scratch; ``ctxlab.fast.FAST`` fills it (bonus). Chapter 04."""
 
     meter: Callable[[ModelProfile], MessageMeter]
     renderer: Callable[[], Renderer]
     bodies: Callable[[], Bodies] | None = None  # what renders the bodies a checked replay shows the oracle
-
 
 
 def _checked(conversation: Any, strategy: Any, provider: Any, speedup: Any) -> Strategy:
@@ -170,9 +167,10 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     raises (BudgetError) naming the call, and CtxlabError (a ValueError) in one line naming the argument for a bad
     ``window``, a ``provider`` other than ``"anthropic"`` / ``"openai"``, a strategy or ``speedup`` of another type,
     or a ``conversation`` that is not one (a Transcript, a path, a list); a bad TTL or minimum in ``cache_rules`` at
-    the first call. A strategy's side calls get rows of their own (``LedgerRow.kind``: ``"summary"``, ...), held to
-    the same window: one whose prompt plus its reply's ``max_tokens`` is over it is an overflow row and, with
-    ``check``, a ``side_call_window`` violation. Chapter 04; the strategies of chapters 05–07 replay the same way.
+    the first call. Calls go with their ``Call.tool_choice``. A call over the window or ``max_input_tokens`` (GPT-5:
+    272,000 of 400,000, :func:`~ctxlab.strategies.overflow_note`) overflows; so does a side call (its own row,
+    ``LedgerRow.kind`` "summary", ...) whose prompt plus its reply's ``max_tokens`` is over them, and, with ``check``,
+    it is a ``side_call_window`` violation. Chapter 04; the strategies of chapters 05–07 replay the same way.
     """
     window = validate.tokens("window", window)
     strategy = _checked(conversation, strategy, provider, speedup)
@@ -212,9 +210,7 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
             profiles[pk] = profile_for(*pk) if window is None else with_window(profile_for(*pk), window)
         profile = profiles[pk]
         key = (call.thread, profile.name)  # one meter and one inferred head per thread and profile
-        meter = meters.get(key)
-        if meter is None:
-            meter = meters[key] = new_meter(profile)
+        meter = meters[key] if key in meters else meters.setdefault(key, new_meter(profile))
         items = _with_added(recorded[call.thread], bisect_left(by_thread[call.thread], position),
                             added.get(call.thread, []))
         if not any(isinstance(i, Message) and i.origin != "meta" for i in items):
@@ -229,7 +225,8 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
         for j, entry in enumerate(decision.new_entries):  # appended after this call's history, in order
             added.setdefault(call.thread, []).append((len(items) + j, entry))
             result.new_entries.append(entry)
-        request = render(decision.context, call_provider, call_model, meter, call.thinking)
+        request = render(decision.context, call_provider, call_model, meter, call.thinking,
+                         tool_choice=call.tool_choice)
         simulator = AnthropicCache if call_provider == "anthropic" else openai_simulator(call_model, cache_rules)
         sim = simulators.get((call_provider, simulator))  # OpenAI: breakpoints from GPT-5.6, else longest prefix
         if sim is None:
@@ -238,33 +235,36 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
                 sim.warm_head(request, call.at_s)
         side_violations: tuple[Violation, ...] = ()
         for side in decision.side_calls:  # e.g. a summary call: a model call with its own row, in the same window
-            side_request = render(side.context, call_provider, call_model, meter, call.thinking)
+            side_request = render(side.context, call_provider, call_model, meter, call.thinking,
+                                  tool_choice=call.tool_choice)
             side_outcome = sim.request(side_request, call.at_s, response_started_s=call.at_s)
+            over = overflow_note(side_outcome.total_input_tokens, profile, side.reply_tokens)  # window or input limit
+            note = f"{side.kind} call" + (f": {side.note}" if side.note else "") + (f"; {over}" if over else "")
             rows.append(from_outcome(side_outcome, thread=call.thread, call=call.index, message_id=None,
                                      model=call_model, provider=call_provider, at=call.message.timestamp,
                                      output_tokens=side.output_tokens, stop_reason=None, kind=side.kind,
-                                     note=f"{side.kind} call" + (f": {side.note}" if side.note else ""),
-                                     window_tokens=profile.context_window, reply_tokens=side.reply_tokens))
-            if check and rows[-1].overflow:  # what the provider would refuse: a broken rule, like the main call's
+                                     note=note, overflow=bool(over)))
+            if check and over:  # what the provider would refuse: a broken rule, like the main call's
                 cap = "its max_tokens" if side.max_tokens is not None else "its output, no max_tokens declared"
+                limit = (f"the input limit of {profile.max_input_tokens:,}" if "input limit" in over
+                         else f"the window of {profile.context_window:,}")
                 side_violations += (Violation("side_call_window", f"the {side.kind} call before call {call.index} "
                                               f"sends {rows[-1].total_input_tokens:,} tokens + {side.reply_tokens:,} "
-                                              f"for the reply ({cap}), over the window of {profile.context_window:,}"
-                                              f" ({side.note or 'no note'})"),)
+                                              f"for the reply ({cap}), over {limit} ({side.note or 'no note'})"),)
         # The entry this call writes is usable by others only once its response has started; the
         # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
         outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))
-        usage = call.message.usage
-        output = usage.output_tokens if usage and usage.output_tokens else meter.message(call.message)
-        notes = tuple(decision.notes)
+        output = (call.message.usage and call.message.usage.output_tokens) or meter.message(call.message)
+        over = "" if decision.overflow else overflow_note(decision.context.total_tokens, profile)  # a strategy that
+        notes, overflow = (*decision.notes, *([over] if over else [])), decision.overflow or bool(over)  # saw 1 limit
         rows.append(from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
                                  model=call_model, provider=call_provider, at=call.message.timestamp,
                                  output_tokens=output, stop_reason=call.message.stop_reason,
-                                 note="; ".join(notes), overflow=decision.overflow))
+                                 note="; ".join(notes), overflow=overflow))
         violations = tuple(check_context(decision.context, history, strategy, bodies=bodies)) if check else ()
         violations = side_violations + violations  # the side calls went first
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
-                                         notes + (outcome.reason,), decision.overflow, outcome,
+                                         notes + (outcome.reason,), overflow, outcome,
                                          request if keep_requests else None, violations))
     result.ledger = Ledger(rows)
     return result

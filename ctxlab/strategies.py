@@ -42,7 +42,9 @@ class Call:
 
     ``at_s`` is the request time in seconds (the timestamp of the last item before the call, since
     transcripts stamp completions), or None when the transcript has no timestamps.
-    ``thinking`` is the thinking setting in force (from ``thinking_level_change`` entries). Chapter 04.
+    ``thinking`` is the thinking setting in force (from ``thinking_level_change`` entries); ``tool_choice`` the
+    request's ``tool_choice`` in force in its thread (``"auto"``, ``"any"``, ``"none"``, ``"tool:<name>"``; from
+    ``tool_choice_change`` entries, which readers of request bodies write when it changes). Chapter 04.
     """
 
     thread: str
@@ -52,6 +54,7 @@ class Call:
     model: str
     provider: str
     thinking: str | None = None
+    tool_choice: str = "auto"
 
 
 def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
@@ -59,12 +62,14 @@ def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
     transcript recorded (not one ctxlab made), numbered per thread from 1.
 
     The model and thinking setting in force come from the message or the latest ``model_change`` /
-    ``thinking_level_change`` entry; ``at_s`` is the timestamp of the thread's last item before it
+    ``thinking_level_change`` entry, the ``tool_choice`` from the thread's latest ``tool_choice_change``
+    (``{"tool_choice": "any"}``; none yet: ``"auto"``); ``at_s`` is the timestamp of the thread's last item before it
     (seconds). ``[user, assistant, tool, assistant]`` → ``[(1, Call(index=1)), (3, Call(index=2))]``. Chapter 04.
     """
     model, provider, thinking = conversation.model, conversation.provider, None
     last_time: dict[str, float | None] = {}  # thread -> timestamp of its latest item
     count: dict[str, int] = {}  # thread -> calls so far
+    choice: dict[str, str] = {}  # thread -> tool_choice in force
     calls = []
     for k, item in enumerate(conversation.items):
         if isinstance(item, Entry):
@@ -73,14 +78,33 @@ def model_calls(conversation: Conversation) -> list[tuple[int, Call]]:
                 provider = item.data.get("provider") or provider
             elif item.kind == "thinking_level_change":
                 thinking = item.data.get("level")
+            elif item.kind == "tool_choice_change":
+                choice[item.thread] = str(item.data.get("tool_choice") or "auto")
         elif item.role == "assistant" and item.origin is None:
             count[item.thread] = count.get(item.thread, 0) + 1
             calls.append((k, Call(item.thread, count[item.thread], item, last_time.get(item.thread),
-                                  item.model or model or "unknown", item.provider or provider or "other", thinking)))
+                                  item.model or model or "unknown", item.provider or provider or "other", thinking,
+                                  choice.get(item.thread, "auto"))))
         stamp = parse_time(item.timestamp)
         if stamp is not None:
             last_time[item.thread] = stamp
     return calls
+
+
+def overflow_note(input_tokens: int, profile: ModelProfile, reply_tokens: int = 0) -> str:
+    """Why a prompt of ``input_tokens`` with ``reply_tokens`` kept for the reply (its ``max_tokens``) would be
+    refused, naming the limit; ``""`` when it fits. Both limits hold (:meth:`ModelProfile.input_limit`): input +
+    reply within the window, and input within ``max_input_tokens`` (GPT-5: 272,000 of 400,000; reported, the API's
+    error "Input tokens exceed the configured limit of 272,000 tokens", community.openai.com/t/1344734, read
+    2026-12-02). GPT-5, 300,000 → "overflow: 300,000 > input limit 272,000 (max_input_tokens of gpt-5; window
+    400,000)". Chapter 04."""
+    if input_tokens + reply_tokens > profile.context_window:
+        reply = f" + reply {reply_tokens:,}" if reply_tokens else ""
+        return f"overflow: {input_tokens:,}{reply} > window {profile.context_window:,}"
+    if profile.max_input_tokens is not None and input_tokens > profile.max_input_tokens:
+        return (f"overflow: {input_tokens:,} > input limit {profile.max_input_tokens:,} (max_input_tokens of "
+                f"{profile.name}; window {profile.context_window:,})")
+    return ""
 
 
 @dataclass(frozen=True)
@@ -108,8 +132,8 @@ class SideCall:
 @dataclass(frozen=True)
 class Decision:
     """A strategy's answer for one call: the context, new session entries, notes, side calls made
-    before it (a summary call), and whether the prompt overflows the window (only ``full`` and
-    ``recorded`` let that happen). Chapter 04."""
+    before it (a summary call), and whether the prompt overflows the window or the input limit
+    (:func:`overflow_note`; only ``full`` and ``recorded`` let that happen). Chapter 04."""
 
     context: Context
     new_entries: tuple[Entry, ...] = ()
@@ -169,7 +193,7 @@ def whole_context(history: Conversation, profile: ModelProfile, meter: MessageMe
 
 @dataclass
 class FullStrategy:
-    """``full``: send the whole history every call; flag calls that overflow the window. Chapter 04."""
+    """``full``: send the whole history every call; flag calls over the window or input limit. Chapter 04."""
 
     name: str = "full"
     budgeted: ClassVar[bool] = False
@@ -178,9 +202,8 @@ class FullStrategy:
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         ctx = whole_context(history, profile, meter)
         ctx = replace(ctx, budget_tokens=profile.context_window)
-        over = ctx.total_tokens > profile.context_window
-        notes = (f"overflow: {ctx.total_tokens:,} > window {profile.context_window:,}",) if over else ()
-        return Decision(ctx, notes=notes, overflow=over)
+        note = overflow_note(ctx.total_tokens, profile)
+        return Decision(ctx, notes=(note,) if note else (), overflow=bool(note))
 
 
 @dataclass
@@ -262,5 +285,6 @@ class RecordedStrategy:
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         view, _, notes = compacted_view(history, self.memo)
         ctx = whole_context(view, profile, meter)
-        return Decision(replace(ctx, budget_tokens=profile.context_window), notes=tuple(notes),
-                        overflow=ctx.total_tokens > profile.context_window)
+        note = overflow_note(ctx.total_tokens, profile)
+        return Decision(replace(ctx, budget_tokens=profile.context_window), notes=(*notes, *([note] if note else [])),
+                        overflow=bool(note))

@@ -43,7 +43,8 @@ def test_a_mistyped_model_exits_2_with_a_did_you_mean(session, capsys):
     code, out, err = run(capsys, "replay", session, "--model", "claude-sonet-4-5")
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
-    assert "claude-sonet-4-5" in err and "did you mean claude-sonnet-4-5" in err
+    # since issue 13's tester pass: active models first, the retired one it most resembles last, marked
+    assert "claude-sonet-4-5" in err and "did you mean claude-" in err and "claude-sonnet-4-5 (retired)?" in err
 
 
 @pytest.mark.parametrize("typo, meant", [("gpt-4o-mni", "gpt-4o-mini"), ("gemini-2.5-pr", "gemini-2.5-pro"),
@@ -69,8 +70,11 @@ def test_a_plausible_unknown_model_runs_unpriced_with_one_line(session, capsys, 
 def test_known_models_say_nothing(session, capsys):
     for model in ("claude-sonnet-4-6", "claude-sonnet-4-6-20260101", "gpt-4o", "anthropic/claude-opus-4-5"):
         assert check_model_option(model) is None, model
-    code, _, err = run(capsys, "replay", session, "--model", "gpt-4o")
+    code, _, err = run(capsys, "replay", session, "--model", "claude-opus-4-5")  # the transcript's provider
     assert code == 0 and err == ""
+    code, _, err = run(capsys, "replay", session, "--model", "gpt-4o")  # another provider's: one line says so
+    assert code == 0 and err == "note: --model gpt-4o is an OpenAI model: replayed under OpenAI's rules; " \
+        "pass --provider to choose\n"
 
 
 def test_a_bedrock_id_is_priced_at_bedrocks_price_and_says_so(session, capsys):

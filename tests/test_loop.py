@@ -99,3 +99,15 @@ def test_neutral_usage_keeps_an_openai_cache_write():
                        "prompt_tokens_details": {"cached_tokens": 2000, "cache_write_tokens": 400}})
     assert (o.cache_read_tokens, o.cache_write_tokens, o.uncached_input_tokens) == (2000, 400, 200)
     assert o.total_input_tokens == 2600
+
+
+def test_neutral_usage_keeps_litellms_cache_write():
+    """LiteLLM relays Anthropic's counts beside an OpenAI-shaped usage: "cache_creation_input_tokens are the number
+    of tokens that were written to cache." (docs.litellm.ai/docs/completion/prompt_caching, last updated 2026-10-07).
+    The loop reads them as the file readers do (tables/usage_rules.py): here the write fits inside the prompt."""
+    u = neutral_usage({"prompt_tokens": 1600, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": 0},
+                       "cache_creation_input_tokens": 1590, "cache_read_input_tokens": 0})
+    assert (u.uncached_input_tokens, u.cache_read_tokens, u.cache_write_tokens) == (10, 0, 1590)
+    old = neutral_usage({"prompt_tokens": 120357, "completion_tokens": 4156, "cache_creation_input_tokens": 21002,
+                         "prompt_tokens_details": {"cached_tokens": 120269}, "cache_read_input_tokens": 120269})
+    assert (old.uncached_input_tokens, old.cache_read_tokens, old.cache_write_tokens) == (88, 120269, 21002)

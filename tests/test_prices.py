@@ -54,6 +54,19 @@ def test_a_bedrock_cross_region_id_gets_bedrocks_own_price():
     assert prices.price_for("global.anthropic.claude-sonnet-4-5-20250929-v1:0").input_per_mtok == 3.0
 
 
+@pytest.mark.parametrize("model", ["us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock/anthropic.claude-opus-4-5"])
+def test_a_bedrock_id_has_one_price_whatever_provider_the_ledger_passes(model):
+    """The replay prices each row with ``provider="anthropic"`` (the cache rules it simulated): a Bedrock id is
+    still priced from Bedrock's row, as ``price_for(id)`` alone (issue 13: the ledger used Anthropic's $3.00)."""
+    alone = prices.price_for(model)
+    assert alone is not None and alone.provider_id == "aws"
+    for provider in ("anthropic", "openai", "aws"):
+        assert prices.price_for(model, provider) == alone
+    row = prices.cost(model, "anthropic", uncached_input_tokens=1_000_000, cache_read_tokens=0, cache_write_tokens=0,
+                      output_tokens=0)
+    assert row is not None and row.input == alone.input_per_mtok and row.source == alone.source
+
+
 def test_a_routed_id_bedrock_lacks_is_priced_from_its_bare_id_with_a_note():
     """An id the Bedrock rows do not list (a ``ca.`` profile) or a Vertex id without its provider: read back to the
     bare id (canonical_model_id) and priced at Anthropic's list price, and the note says so."""

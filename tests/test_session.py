@@ -303,7 +303,7 @@ messages = st.builds(
     source=sources, usage=st.none() | usages,
 )
 entries = st.builds(Entry, kind=st.sampled_from(["compaction", "model_change", "thinking_level_change", "title",
-                                                 "paged_result", "note"]),
+                                                 "paged_result", "note", "tool_choice_change"]),
                     id=st.text(min_size=1, max_size=12),
                     data=st.dictionaries(st.text(max_size=8), json_values, max_size=4),
                     timestamp=opt_text, thread=st.sampled_from(["main", "t2"]), source=sources)

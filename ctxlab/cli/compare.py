@@ -19,6 +19,7 @@ from typing import Any
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_json, shown
+from ctxlab.cli.models import provider_follows_model
 from ctxlab.io.checklist import load_facts
 from ctxlab.io.formats import load
 from ctxlab.lab.compare import CompareRow, compare, format_rows
@@ -143,6 +144,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     picked = conversation_index(transcript, args.conversation)
     indices = [picked] if picked is not None else range(len(transcript.conversations))
     chosen = [transcript.conversation(i) for i in indices]
+    provider_follows_model(args, chosen)  # --model of another provider, no --provider: its rules (one note)
     if args.facts and len(chosen) > 1:
         raise CtxlabError(f"{transcript.file} holds {len(chosen)} conversations; a fact checklist belongs to one: "
                           "pick it with --conversation N.")

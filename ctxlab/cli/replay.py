@@ -8,9 +8,11 @@ file holds 200). ``--recorded`` prints what really happened instead (the recorde
 with the two fidelity figures. ``--check`` validates every context built and exits 1 naming the
 first call and rule that failed. A retired model (the transcript's or ``--model``'s) gets one
 ``note:`` line, as of the price table's date; a mistyped ``--model`` exits 2 with a did-you-mean
-(:mod:`ctxlab.cli.models`). API keys in what is printed are masked (:func:`ctxlab.base.redact.redact`),
-then control, bidi and invisible characters from the file are shown as escapes
-(:func:`ctxlab.base.safe_text.shown`; ``--json`` writes them as ``\\uNNNN`` and keeps the exact text).
+(:mod:`ctxlab.cli.models`); ``--model`` of another provider without ``--provider`` is replayed under that
+provider's cache rules, with one note (:func:`ctxlab.cli.models.follow_model`). A price note every row of a
+model repeats is printed once, after the table (``--json`` rows keep theirs). API keys in what is printed are
+masked (:func:`ctxlab.base.redact.redact`), then control, bidi and invisible characters from the file are shown
+as escapes (:func:`ctxlab.base.safe_text.shown`; ``--json`` writes them as ``\\uNNNN`` and keeps the exact text).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 from ctxlab.base.errors import CtxlabError
 from ctxlab.base.safe_text import safe_json, shown
 from ctxlab.cli.compare import cmd_compare, conversation_index
-from ctxlab.cli.models import check_model_option, model_notes
+from ctxlab.cli.models import check_model_option, model_notes, provider_follows_model, refused
 from ctxlab.fast import FAST
 from ctxlab.io.formats import load
 from ctxlab.lab.fidelity import structural
@@ -32,13 +34,15 @@ from ctxlab.lab.fidelity_bodies import body_fidelity
 from ctxlab.lab.fidelity_end_to_end import end_to_end
 from ctxlab.ledger import Ledger, recorded_ledger
 from ctxlab.replay import STRATEGY_NAMES, replay
+from ctxlab.tables import prices
 
 
 def add_parser(sub: Any) -> None:
     rep = sub.add_parser("replay", help="replay a transcript under a strategy and print the ledger")
     rep.add_argument("file", help="a transcript (any format `inspect` reads)")
     rep.add_argument("--strategy", "-s", default="budgeted", choices=STRATEGY_NAMES, help="default: budgeted")
-    rep.add_argument("--provider", choices=("anthropic", "openai"), help="cache rules to use (default: each call's)")
+    rep.add_argument("--provider", choices=("anthropic", "openai"),
+                     help="cache rules to use (default: --model's provider, else each call's)")
     rep.add_argument("--model", help="price and count as this model (default: each call's)")
     rep.add_argument("--window", type=_positive, metavar="TOKENS", help="context window (default: the model's)")
     rep.add_argument("--conversation", "-c", metavar="N", help="replay conversation N only (0-based index, or its id)")
@@ -93,6 +97,26 @@ def _grouped(said: list[tuple[str, str]]) -> list[str]:
     return [f"{ids[0]}: {t}" if len(ids) == 1 else f"({len(ids)} conversations) {t}" for t, ids in by_text.items()]
 
 
+def _price_notes(rows: Any) -> set[str]:
+    """The notes every row of one model and provider repeats (where its price came from, or that it is unpriced)."""
+    out: set[str] = set()
+    for model, provider in {(r.model, r.provider) for r in rows}:
+        p = prices.price_for(model, provider) if model else None
+        out.add(p.note if p is not None else prices.unpriced_note(model, provider))
+    return out - {""}
+
+
+def _once(ledger: Ledger, notes: set[str]) -> Ledger:
+    """The ledger as printed: a price note said once below the table, not on every row (``--json`` keeps them)."""
+    def trimmed(note: str) -> str:
+        for n in notes:  # a note may hold "; " itself: removed whole, then the empty parts
+            note = note.replace(n, "")
+        return "; ".join(p for p in note.split("; ") if p.strip())
+    if not notes:
+        return ledger
+    return dataclasses.replace(ledger, rows=[dataclasses.replace(r, note=trimmed(r.note)) for r in ledger.rows])
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     unknown = check_model_option(args.model)  # a likely typo raises (exit 2); a plausible unknown model runs
     if unknown:
@@ -108,6 +132,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     picked = conversation_index(transcript, args.conversation)
     indices = [picked] if picked is not None else range(len(transcript.conversations))
     chosen = [(i, transcript.conversation(i)) for i in indices]
+    provider_follows_model(args, [c for _, c in chosen])  # --model of another provider: its rules, one note
     out: dict[str, Any] = {"file": transcript.file, "format": transcript.format,
                            "strategy": "recorded usage" if args.recorded else args.strategy,
                            "conversations": [c.id for _, c in chosen], "rows": [], "notes": []}
@@ -115,6 +140,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     fidelity: dict[str, Any] = {"structural": {"calls": 0, "within_calls": 0}, "end_to_end": {"calls": 0, "within_calls": 0}}
     skipped: list[str] = []
     said: list[tuple[str, str]] = []  # (conversation id, note); --json shows them as "id: note"
+    once: dict[str, None] = {}  # price notes every row repeated: printed once, after the table
     why_skipped: dict[str, str] = {}  # conversation id -> why it was not replayed
     for _, conv in chosen:
         said += [(conv.id, n) for n in _notes(transcript, conv)]
@@ -154,11 +180,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
         all_rows += ledger.rows
         if args.json:  # a dict per row: built only when it is printed
             out["rows"] += _rows(ledger, conv.id)
-        texts.append(f"== {shown(conv.id)} ({len(ledger.rows)} calls)\n{ledger.to_text(max_rows=args.rows)}")
+        repeated = _price_notes(ledger.rows)
+        once.update(dict.fromkeys(sorted(repeated)))
+        texts.append(f"== {shown(conv.id)} ({len(ledger.rows)} calls)\n"
+                     f"{_once(ledger, repeated).to_text(max_rows=args.rows)}")
     out["notes"] = [f"{cid}: {n}" for cid, n in said]
     # a retired (or retiring) model, a routed price: once per model, as of the price table's date
-    out["model_notes"] = model_notes([args.model] if args.model else
-                                     [m for _, c in chosen for m in (c.model, *(x.model for x in c.messages))])
+    used = [args.model] if args.model else [m for _, c in chosen for m in (c.model, *(x.model for x in c.messages))]
+    out["model_notes"] = model_notes(used, args.provider)
     if skipped:
         out["skipped_conversations"] = skipped
         why = why_skipped[skipped[0]]
@@ -196,10 +225,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
               + (f", {len(skipped)} of {len(chosen)} conversations skipped" if skipped else "")
               + f" ({out['strategy']}; "
               f"prices: {shown(out['prices']['package'])} {shown(out['prices']['version'])})")
-        for n in [*_grouped(said), *out["model_notes"]]:  # --json keeps every note as it is
+        for n in dict.fromkeys([*_grouped(said), *out["model_notes"], *once]):  # --json keeps every note as it is
             print(shown(f"note: {n}"))
         if args.check:
-            print("check: OK, every context passed" if not failures and not skipped else
+            retired = refused(used) and " (note: the model is retired: the provider refuses these requests today)"
+            print(f"check: OK, every context passed{retired or ''}" if not failures and not skipped else
                   f"check: {len(failures)} violations, {len(skipped)} of {len(chosen)} conversations not replayed")
             if args.strategy in ("full", "recorded") and t.overflow_calls:
                 print(f"check: {args.strategy} promises no budget: its {t.overflow_calls} calls over the window are "

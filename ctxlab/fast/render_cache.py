@@ -31,7 +31,7 @@ from ctxlab.base.sequences import shared_prefix
 from ctxlab.context import Context
 from ctxlab.messages import Message
 from ctxlab.render import (LEVEL_OF, Block, RenderedRequest, chain_step, has_images, head_pieces, is_stripped,
-                           level_salts, render_message, salt_before, tool_choice_name)
+                           level_salts, render_message, salt_before, tool_choice_name, tool_prompt)
 from ctxlab.tables.cache_invalidation import LEVELS
 from ctxlab.fast.sendable_cache import SendableCache
 from ctxlab.tokens import MessageMeter, thinking_counts
@@ -196,8 +196,8 @@ class RenderCache:
         msgs, rule = self._sendable.messages(context.messages, kind), context.profile.thinking
         self._bound = max(self._bound, 4 * len(msgs))  # the current context's messages always stay
         refs = (self.canonical(context.tools), self.canonical(context.system), meter)  # the head, by identity
-        head_key = (provider, *map(id, refs), context.head_tokens, context.profile.tool_system_tokens)
-        choice = tool_choice_name(tool_choice)
+        choice = tool_choice_name(tool_choice)  # it sizes the hidden tool prompt too (render.tool_prompt)
+        head_key = (provider, *map(id, refs), context.head_tokens, tool_prompt(context, provider, choice))
         key = (*head_key, thinking, rule, choice)
 
         earlier, done = self.continue_from(key, refs, msgs)
@@ -216,8 +216,8 @@ class RenderCache:
         else:
             log = Log([], [], [], [], [], set())
             chain, total, done_levels = "", 0, set()
-            for kind, label, text, block_digest, tokens in self.head(head_key, refs,
-                                                                     lambda: head_pieces(context, provider, meter)):
+            pieces = self.head(head_key, refs, lambda: head_pieces(context, provider, meter, choice))
+            for kind, label, text, block_digest, tokens in pieces:
                 chain, total = chain_step(salt_before(chain, salts, done_levels, kind), block_digest), total + tokens
                 log.blocks.append(Block(kind, label, block_digest, chain, tokens, text))
                 log.cum.append(total)

@@ -222,7 +222,7 @@ def message_from_dict(d: dict[str, Any]) -> Message:
 
 
 _ENTRY_KINDS = ("compaction", "model_change", "thinking_level_change", "title", "paged_result", "pruned_result",
-                "note")
+                "note", "tool_choice_change")
 
 
 def entry_to_dict(entry: Entry) -> dict[str, Any]:

@@ -36,7 +36,8 @@ from ctxlab.tables.profiles import profile_for
 # Chapter 04's strategies, models and cache rules (ctxlab.replay.STRATEGY_NAMES grows as later chapters
 # add theirs).
 STRATEGIES = ("full", "sliding", "budgeted", "recorded")
-MODELS = ("as recorded", DEFAULT_MODEL, "claude-opus-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4.1", "gpt-5.1")
+MODELS = ("as recorded", DEFAULT_MODEL, "claude-opus-4-5", "claude-haiku-4-5", "gpt-4o", "gpt-4.1", "gpt-5.1",
+          "gpt-5.6")
 PROVIDERS = ("anthropic", "openai")
 
 

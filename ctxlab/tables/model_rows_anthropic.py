@@ -56,8 +56,9 @@ Q_NEW47 = ("This new tokenizer may use roughly 1x to 1.35x as many tokens when p
            "Opus 4.6.")
 Q_LATER_OPUS = "Claude Opus 4.7 introduced a new tokenizer, which later Opus models, including Claude Opus 5, also use."
 RETIRED_BG = "([retired, except on Bedrock and Google Cloud](about-claude/model-deprecations.md))"
-D_TOKENIZER = ("Disagreement: the token-counting page says Fable 5 / Mythos 5 on this tokenizer produce 'roughly 30 "
-               "percent more tokens than models before Claude Opus 4.7'; the Opus 4.7 page's 1x-1.35x range is kept.")
+D_TOKENIZER = ("Disagreement: the token-counting page says this tokenizer (there: Fable 5 / Mythos 5) produces 'roughly "
+               "30 percent more tokens than models before Claude Opus 4.7'; the Opus 4.7 page says 'roughly 1x to "
+               "1.35x'. The range kept is 1x-1.35x; ctxlab's assumed factor takes its 1.3 from the 30 percent.")
 D_TOOLS = ("Disagreement over time: snapshots to 2026-05-28 list 346 / 313 tokens for this model; the table was "
            "revised on 2026-05-29 with no model change. The newest page is used from 2026-05-29.")
 # o200k calibration (Claude tokens per o200k token). Measured by ctxlab.lab.calibration.measure_calibration on the

@@ -84,8 +84,8 @@ PAGES: dict[str, tuple[str, str, str]] = {
     "g_vertex_25pro": ("Gemini 2.5 Pro (Google Cloud)",
                        "https://docs.cloud.google.com/gemini-enterprise-agent-platform/models/gemini/2-5-pro",
                        "search: no date shown"),
-    "ctxlab_cal": ("ctxlab calibration (ctxlab/lab/calibration.py on the shared transcripts)",
-                   "ctxlab/tables/model_rows_anthropic.py", "measured 2026-12-02"),
+    "ctxlab_cal": ("ctxlab calibration (ctxlab/lab/calibration.py on the shared transcripts; assumed where none "
+                   "exists)", "ctxlab/tables/model_rows_anthropic.py", "ctxlab, 2026-12-02"),
     "ctxlab_nf": ("ctxlab research notes for issue 13 ('Not found')", "docs/provider_facts.md#not-found", READ),
 }
 

@@ -143,7 +143,8 @@ def _candidates(model: str, provider: str | None) -> list[tuple[str, str | None]
     """(model ref, provider) pairs to try: as given, then without a vendor prefix.
 
     ``("openai/gpt-4o", None)`` → ``[("openai/gpt-4o", None), ("gpt-4o", "openai"), ("gpt-4o", None)]``.
-    The last candidate, the model id alone, is what decides when the provider lists no such model.
+    The last candidate, the model id alone, is what decides when the provider lists no such model. A Bedrock id
+    tries AWS Bedrock's rows first, even under ``provider="anthropic"`` (the ledger's: cache rules, not the bill).
     """
     out: list[tuple[str, str | None]] = [(model, provider)]
     bare, prefix = model, None
@@ -152,8 +153,8 @@ def _candidates(model: str, provider: str | None) -> list[tuple[str, str | None]
         prefix = prefix.split("/")[-1]
     elif model.lower().startswith("anthropic."):  # Bedrock style: anthropic.claude-...
         prefix, bare = "anthropic", model.split(".", 1)[1]
-    if not provider and ".anthropic." in f".{model.lower()}":  # a Bedrock id: AWS Bedrock's own rows first
-        out.append((model.rsplit("/", 1)[-1], "aws"))
+    if ".anthropic." in f".{model.rsplit('/', 1)[-1].lower()}":  # a Bedrock id names where it was billed
+        out.insert(0, (model.rsplit("/", 1)[-1], "aws"))
     if bare != model:
         out += [(bare, provider or prefix), (bare, provider)]
     out += [(bare, None), (canonical_model_id(model), None)]  # last: the bare id, at its vendor's list price

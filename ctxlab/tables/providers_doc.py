@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, timedelta
 
-from ctxlab.tables.model_facts import READ, Fact, Lifecycle, ToolPrompt, all_facts, families, family_of
+from ctxlab.tables.model_facts import READ, Fact, Lifecycle, ToolPrompt, all_facts, families, family_of, model_facts
+from ctxlab.tables.cache_rules import rule_for
+from ctxlab.tables.profiles import profile_for
 
 DOC_PATH = "docs/providers.md"
 REGENERATE = "python tools/make_providers_doc.py"
@@ -94,8 +96,10 @@ def _lifecycle(life: Lifecycle) -> str:
         text += f", retires {life.retires_on}"
     if life.retires_not_before:
         text += f", retires not sooner than {life.retires_not_before}"
+        if life.retires_not_before < READ:
+            text += f" (a date already past on {READ}; the page read names no retirement date yet)"
     now = life.state_on(READ)
-    return text + (f" (**{now}** on {READ})" if now != published else "")
+    return text + (f" (so **{now}** as of {READ})" if now != published else "")
 
 
 def span(since: date | None, until: date | None) -> str:
@@ -202,6 +206,30 @@ How the table is built, every source page and each disagreement with both sides:
 """
 
 
+def uses(heading: str) -> list[str]:
+    """What ctxlab does with one section's values where that is not simply "uses them", from the code's own
+    answers (``profile_for``, ``rule_for``), so this text cannot drift either. Chapters 01 and 04."""
+    if heading == "Context window and input limit":
+        lines = [f"* `{fam}`: this table {p:,} ({model_facts(fam).context_window_tokens.source.status}); ctxlab "
+                 f"uses {w:,} from {profile_for(fam).window_source}" for fam in families()
+                 for p, w in [(model_facts(fam).value("context_window_tokens"), profile_for(fam).context_window)]
+                 if p and p != w]
+        return ["ctxlab's profiles (`profile_for`) take a window from this table only where its status is"
+                " documented; elsewhere the price table's window is used:", "", *lines] if lines else []
+    if heading == "Cache price multipliers":
+        return ["The ledger prices every call from the price table (`ctxlab/tables/prices.py`, genai-prices), not"
+                " from these multipliers; where both know a model they agree (`tests/test_cache_rules_facts.py`)."
+                " OpenAI's read multipliers are not known here (no OpenAI page read states one per model);"
+                " chapter 04 prints them from the price table."]
+    if heading == "Cache lifetimes":
+        lines = [f"* `{fam}`: the table's default {_duration(t)} is explicit caching's; the simulator assumes "
+                 f"{_duration(rule_for(fam).ttl_s)} for implicit caching (`rule_for(model).ttl_s`), which no page"
+                 " read states" for fam in families() for t in [model_facts(fam).value("ttl_default_s")]
+                 if t and model_facts(fam).value("cache_mode") == "implicit_and_explicit" and rule_for(fam).ttl_s != t]
+        return ["How the simulators differ from the table:", "", *lines] if lines else []
+    return []
+
+
 def render() -> str:
     """The whole of ``docs/providers.md`` as a string (ends with a newline). Deterministic: the same table gives
     the same text. Chapters 01 and 04 link here for every provider number they state."""
@@ -215,6 +243,8 @@ def render() -> str:
         changed = [line for field, _ in fields for line in changes(field)]
         if changed:
             out += ["", "Changes over time:", "", *changed]
+        if uses(heading):
+            out += ["", *uses(heading)]
         disputed = [line for field, _ in fields for line in disagreements(field)]
         if disputed:
             out += ["", "Where sources disagree (the table takes the newest first-party page):", "", *disputed]

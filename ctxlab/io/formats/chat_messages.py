@@ -25,6 +25,7 @@ from ctxlab.base.errors import TranscriptError
 from ctxlab.messages import (Conversation, ImagePart, Message, Part, SourceRef, TextPart, ThinkingPart, ToolCallPart,
                         ToolSpec, Usage, canonical_arguments)
 from ctxlab.io.formats import TokenCount, bad, check, skip_note, unknown_block_text
+from ctxlab.tables.usage_rules import uncached_part
 
 AMBIGUOUS_HINT = ("Give each tool message its tool_call_id, or load with strict=False to pair it with the oldest "
                   "open call (noted).")
@@ -84,35 +85,22 @@ def chat_usage(raw: Any, *, file: str, line: int | None, at: str) -> Usage:
     Fields read (openai-python ``src/openai/types/completion_usage.py`` @ e43b422, 2026-08-21):
     ``prompt_tokens`` ("Number of tokens in the prompt."), ``prompt_tokens_details.cached_tokens`` ("Cached
     tokens present in the prompt.") and ``prompt_tokens_details.cache_write_tokens`` ("The unadjusted number
-    of prompt tokens written to cache.", GPT-5.6 on). The prompt holds both: OpenAI's prompt-caching guide
-    (developers.openai.com/api/docs/guides/prompt-caching, read 2026-12-02): "Cache-write pricing is not an
-    additive fee: input tokens use the uncached-input, cached-input, or cache-write rate." So uncached =
-    ``prompt_tokens - cached - written``: ``{"prompt_tokens": 2600, "prompt_tokens_details": {"cached_tokens":
-    2000, "cache_write_tokens": 400}}`` → ``Usage(200, 2000, 400, 0)``.
-
-    LiteLLM relays Anthropic's counts beside an OpenAI-shaped usage: ``cache_read_input_tokens`` (also copied to
-    ``cached_tokens``) and ``cache_creation_input_tokens`` (docs.litellm.ai/docs/completion/prompt_caching,
-    last_updated 2026-10-07: "prompt_tokens: These are all prompt tokens including cache-miss and cache-hit input
-    tokens."; "cache_creation_input_tokens are the number of tokens that were written to cache."). Releases
-    differ on the write: the Anthropic transformation with ``prompt_tokens_details.cache_creation_tokens``
-    (``litellm/llms/anthropic/chat/transformation.py`` ``calculate_usage``, the 2026 version in the code index;
-    v1.80.11 in BerriAI/litellm#11364) adds both to ``prompt_tokens``; releases without that field (commits
-    005e5efa and 600fadce; v1.74.9 in BerriAI/litellm#13207, 2025-08) add only the read. So the write is taken
-    out of ``prompt_tokens`` when it fits; when read + write exceed the prompt and the usage has no
-    ``cache_creation_tokens``, the prompt is read as leaving the write out (uncached = prompt - read). Not
-    distinguishable: an old-release usage whose uncached part is at least the write (it reads as
-    ``write`` tokens short). Raises TranscriptError naming ``at`` when the parts exceed the whole."""
+    of prompt tokens written to cache.", GPT-5.6 on); LiteLLM's ``cache_read_input_tokens`` /
+    ``cache_creation_input_tokens`` beside them (docs.litellm.ai/docs/completion/prompt_caching, last updated
+    2026-10-07: "cache_creation_input_tokens are the number of tokens that were written to cache."). The prompt
+    holds the parts by :func:`ctxlab.tables.usage_rules.uncached_part` (OpenAI's rule, and older LiteLLM releases
+    that leave the write out): ``{"prompt_tokens": 2600, "prompt_tokens_details": {"cached_tokens": 2000,
+    "cache_write_tokens": 400}}`` → ``Usage(200, 2000, 400, 0)``. Raises TranscriptError naming ``at`` when the
+    parts exceed the whole."""
     u = check(_ChatUsage, raw, file=file, line=line, at=at)
     d = u.prompt_tokens_details or _PromptDetails()
     read = u.cache_read_input_tokens if u.cache_read_input_tokens is not None else (d.cached_tokens or 0)
     write = next((w for w in (u.cache_creation_input_tokens, d.cache_creation_tokens, d.cache_write_tokens)
                   if w is not None), 0)
     prompt = u.prompt_tokens or 0
-    if read + write <= prompt:
-        uncached = prompt - read - write
-    elif read <= prompt and u.cache_creation_input_tokens is not None and d.cache_creation_tokens is None:
-        uncached = prompt - read  # a LiteLLM release whose prompt_tokens leaves the cache write out
-    else:
+    uncached = uncached_part(prompt, read, write, write_may_be_outside=u.cache_creation_input_tokens is not None
+                             and d.cache_creation_tokens is None)  # an older LiteLLM: the write is outside
+    if uncached is None:
         raise bad(file, line, f"{read} cache read + {write} cache write tokens exceed the {prompt} prompt tokens "
                               "they are part of", field=at)
     return Usage(uncached_input_tokens=uncached, cache_read_tokens=read, cache_write_tokens=write,

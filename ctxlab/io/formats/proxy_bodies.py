@@ -62,6 +62,24 @@ class Call:
     answered_at: float | None = None
     failure: str | None = None
     notes: list[str] = field(default_factory=list)
+    tool_choice: str = "auto"  # the request's, as choice_name gives it
+
+
+def choice_name(raw: Any) -> str:
+    """A request body's ``tool_choice`` as one string (what ``Call.tool_choice`` and a ``tool_choice_change`` entry
+    hold): Anthropic's ``{"type": "any"}`` → ``"any"``, ``{"type": "tool", "name": "f"}`` → ``"tool:f"``; OpenAI's
+    ``"required"`` → ``"any"`` (the same promise: some tool is called), ``{"type": "function", "function":
+    {"name": "f"}}`` → ``"tool:f"``; absent → ``"auto"`` (both APIs' default with tools). Anthropic 'Tool use
+    with Claude' and OpenAI 'Function calling' (read 2026-12-02)."""
+    if isinstance(raw, dict):
+        kind = raw.get("type")
+        if kind == "function":
+            fn = raw.get("function")
+            return f"tool:{fn.get('name') if isinstance(fn, dict) else None}"
+        return f"tool:{raw.get('name')}" if kind == "tool" else str(kind or "auto")
+    if raw == "required":
+        return "any"
+    return raw if isinstance(raw, str) and raw else "auto"
 
 
 def iso(stamp: float | None) -> str | None:
@@ -108,6 +126,7 @@ class _Body(BaseModel):
     messages: list[Any]
     system: Any = None
     tools: list[Any] | None = None
+    tool_choice: Any = None
 
 
 class _AUsage(BaseModel):  # checked so that a damaged count names its line
@@ -147,7 +166,7 @@ def trace_call(obj: dict[str, Any], line: int, file: str) -> Call | str:
     if bedrock:  # us.anthropic.claude-3-5-haiku-20241022-v1:0 → claude-3-5-haiku-20241022-v1, as claude-trace names it
         found = re.search(r"anthropic\.([^:]+)", unquote(bedrock.group(1)))
         call.model = found.group(1) if found else unquote(bedrock.group(1))
-    call.model = body.model or call.model
+    call.model, call.tool_choice = body.model or call.model, choice_name(body.tool_choice)
     if pair.response is None:
         call.failure = "no response was logged" + (f": {pair.note}" if pair.note else "")
         return call
@@ -337,7 +356,7 @@ def litellm_call(obj: dict[str, Any], line: int, file: str) -> Call:
     lead = next((i for i, m in enumerate(log.messages) if not (isinstance(m, dict) and m.get("role") in
                                                                 ("system", "developer"))), len(log.messages))
     call.head = canon([log.messages[:lead], [] if mocked else kwargs.get("tools") or log.tools or []])
-    route = log.model or kwargs.get("model")
+    route, call.tool_choice = log.model or kwargs.get("model"), choice_name(kwargs.get("tool_choice"))
     call.body = {"model": route, "messages": log.messages, **({"tools": wire} if wire else {}),
                  **{k: v for k, v in kwargs.items() if k not in ("tools", "messages", "model")}}
     resp = log.raw_response if mocked and log.raw_response else log.response

@@ -31,7 +31,9 @@ replies are the versions the agent sent back). :func:`recorded_requests` gives e
 recorded; :func:`ctxlab.lab.fidelity_bodies.body_fidelity` measures ctxlab's own rendering against it. A conversation whose calls
 has ``inferred_head_tokens=0``: the log shows every byte of the head that was sent, so nothing is inferred.
 
-Simplified on purpose: headers, ``metadata``, ``temperature``, ``max_tokens`` stay in the recorded
+A call whose ``tool_choice`` differs from its thread's previous call's (``"auto"`` before the first) is preceded
+by a ``tool_choice_change`` entry ``{"tool_choice": "any"}`` (:func:`.proxy_bodies.choice_name`), which the replay
+sends it with. Simplified on purpose: headers, ``metadata``, ``temperature``, ``max_tokens`` stay in the recorded
 body only; OpenHands' Responses-API call logs are not read yet. Read 2026-12-01. Plumbing for chapter 02.
 """
 
@@ -45,7 +47,7 @@ from typing import Any
 
 from ctxlab.io.codec import loads
 from ctxlab.base.errors import TranscriptError
-from ctxlab.messages import Conversation, Item, SourceRef, Transcript, Usage
+from ctxlab.messages import Conversation, Entry, Item, Message, SourceRef, Transcript, Usage
 from ctxlab.io.formats import anthropic_messages, bad, head_objects, iter_jsonl, load_json, openai_chat, read_bytes, skip_note
 from ctxlab.io.formats.proxy_bodies import Call, canon, iso, litellm_call, trace_call
 
@@ -218,10 +220,15 @@ def _thread_items(conv_id: str, t: _Thread, file: str, strict: bool, skipped: li
     conv = _read_messages(last, tid, raw, file, lambda obj: lines.get(id(obj)), strict, skipped)
     conv_notes += [n for n in conv.notes if n not in conv_notes]
     items: list[Item] = []
+    choice = "auto"  # the tool_choice in force: a call that sends another is preceded by a tool_choice_change
     for m in conv.messages:
         i = int(m.id[len(tid) + 1:].split(":")[0])
         fields: dict[str, Any] = dict(thread=t.name, timestamp=stamp[i], source=SourceRef(file, first_line[i]))
         c = produced.get(i)
+        if c is not None and m.role == "assistant" and c.tool_choice != choice:
+            choice = c.tool_choice
+            items.append(Entry("tool_choice_change", f"{tid}/tool_choice@{c.line}", {"tool_choice": choice},
+                               iso(c.requested_at), t.name, SourceRef(file, c.line)))
         if c is not None and m.role == "assistant":
             fields.update(usage=c.usage, model=c.model, provider=c.provider, response_id=c.response_id,
                           stop_reason=c.stop_reason)
@@ -257,7 +264,8 @@ def _read(path: Path, strict: bool) -> tuple[Transcript, list[tuple[Call, str, s
                     notes.append(f"line {c.line}: a call without a reply ({c.failure}): its request is kept")
             got, conv = _thread_items(conv_id, t, path.name, strict, skipped, notes)
             items += got
-        earlier = sum(1 for m in items if m.role == "assistant" and m.usage is None and m.response_id is None)
+        earlier = sum(1 for m in items if isinstance(m, Message) and m.role == "assistant" and m.usage is None
+                      and m.response_id is None)
         if earlier:
             notes.append(f"{earlier} assistant message(s) of the requests have no logged call in this conversation "
                          "(logged elsewhere: OpenHands writes a file per call; or under another system prompt or "
