@@ -259,7 +259,8 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     additive fee", OpenAI prompt-caching guide, read 2026-12-02). Each count read is a whole number of tokens, 0 or
     more (None or missing: 0), reads plus writes at most ``prompt_tokens``; else CtxlabError naming the field.
     LiteLLM's ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` beside ``prompt_tokens`` are read too,
-    by the readers' rule (:func:`ctxlab.tables.usage_rules.uncached_part`).
+    by the readers' rule (:func:`ctxlab.tables.usage_rules.uncached_part`); so is the Responses API's
+    ``input_tokens_details`` (``cached_tokens``, ``cache_write_tokens``, both inside ``input_tokens``).
     Chapter 08.
     """
     if not isinstance(raw, dict):
@@ -284,6 +285,15 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
                               "OpenAI counts both inside it")
         return Usage(uncached_input_tokens=uncached, cache_read_tokens=cached,
                      cache_write_tokens=written, output_tokens=count("completion_tokens"), raw=dict(raw))
+    if isinstance(raw.get("input_tokens_details"), dict):  # the Responses API: input_tokens holds reads and writes
+        d, at = raw["input_tokens_details"], "usage['input_tokens_details']"
+        cached, written = count("cached_tokens", d, at), count("cache_write_tokens", d, at)
+        prompt = count("input_tokens")
+        if uncached_part(prompt, cached, written) is None:
+            raise CtxlabError(f"{at} cached_tokens + cache_write_tokens ({cached + written:,}) must be at most "
+                              f"usage['input_tokens'] ({prompt:,}): the Responses API counts both inside it")
+        return Usage(uncached_input_tokens=prompt - cached - written, cache_read_tokens=cached,
+                     cache_write_tokens=written, output_tokens=count("output_tokens"), raw=dict(raw))
     return Usage(uncached_input_tokens=count("input_tokens"), cache_read_tokens=count("cache_read_input_tokens"),
                  cache_write_tokens=count("cache_creation_input_tokens"), output_tokens=count("output_tokens"),
                  raw=json.loads(json.dumps(raw)))

@@ -51,10 +51,11 @@ LEVEL_OF = {"tools": "tools", "system": "system", "message": "messages"}  # bloc
 
 def tool_choice_name(tool_choice: Any) -> str:
     """``tool_choice`` as one string: ``"auto"``, ``"none"``, ``"any"``, ``"tool:get_weather"`` (from
-    ``{"type": "tool", "name": "get_weather"}``). Raises CtxlabError for anything else. Chapter 04."""
+    ``{"type": "tool", "name": "get_weather"}``); ``"disable_parallel_tool_use": true`` adds ``"+no_parallel"``
+    (a changed option is a changed ``tool_choice``). Raises CtxlabError for anything else. Chapter 04."""
     if isinstance(tool_choice, dict):
-        kind = tool_choice.get("type")
-        return f"tool:{tool_choice.get('name')}" if kind == "tool" else str(kind)
+        kind, option = tool_choice.get("type"), "+no_parallel" if tool_choice.get("disable_parallel_tool_use") else ""
+        return (f"tool:{tool_choice.get('name')}" if kind == "tool" else str(kind or "auto")) + option
     if isinstance(tool_choice, str) and tool_choice:
         return tool_choice
     raise CtxlabError(f"tool_choice must be 'auto', 'none', 'any', 'tool:<name>' or the API's dict "
@@ -209,8 +210,11 @@ def tool_prompt(context: Context, provider: str, tool_choice: str = "auto") -> i
     """The hidden tool-use system prompt a request with tools carries, in tokens: on Anthropic the profile's figure
     for its ``tool_choice`` (:meth:`~ctxlab.tables.profiles.ModelProfile.tool_prompt_tokens`: claude-sonnet-4-6 497
     auto/none, 589 any/tool, 'Tool use with Claude', mirror snapshot 2026-08-22); elsewhere, or for a choice that
-    table does not name (OpenAI's ``"required"``), the auto figure ``tool_system_tokens``. Chapter 04."""
-    kind = tool_choice.split(":", 1)[0]
+    table does not name (OpenAI's ``"required"``), the auto figure ``tool_system_tokens``; an option
+    (``"+no_parallel"``) does not change the size. Simplified on purpose: the figure sits on the first tool block,
+    so after a change the surviving tools entry is read at the new request's size (Anthropic documents nowhere
+    where the prompt goes; the invalidation table keeps tools and system). Chapter 04."""
+    kind = tool_choice.split(":", 1)[0].split("+", 1)[0]
     if provider != "anthropic" or kind not in ("auto", "none", "any", "tool"):
         return context.profile.tool_system_tokens
     return context.profile.tool_prompt_tokens(kind)

@@ -167,8 +167,9 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
     raises (BudgetError) naming the call, and CtxlabError (a ValueError) in one line naming the argument for a bad
     ``window``, a ``provider`` other than ``"anthropic"`` / ``"openai"``, a strategy or ``speedup`` of another type,
     or a ``conversation`` that is not one (a Transcript, a path, a list); a bad TTL or minimum in ``cache_rules`` at
-    the first call. Calls go with their ``Call.tool_choice``. A call over the window or ``max_input_tokens`` (GPT-5:
-    272,000 of 400,000, :func:`~ctxlab.strategies.overflow_note`) overflows; so does a side call (its own row,
+    the first call. Calls go with their ``Call.tool_choice``. A call whose rendered prompt (its row's) is over the
+    window or ``max_input_tokens`` (GPT-5: 272,000 of 400,000, :func:`~ctxlab.strategies.overflow_note`) overflows;
+    so does a side call (its own row,
     ``LedgerRow.kind`` "summary", ...) whose prompt plus its reply's ``max_tokens`` is over them, and, with ``check``,
     it is a ``side_call_window`` violation. Chapter 04; the strategies of chapters 05–07 replay the same way.
     """
@@ -246,25 +247,24 @@ def replay(conversation: Conversation, strategy: Strategy | str = "budgeted", *,
                                      note=note, overflow=bool(over)))
             if check and over:  # what the provider would refuse: a broken rule, like the main call's
                 cap = "its max_tokens" if side.max_tokens is not None else "its output, no max_tokens declared"
-                limit = (f"the input limit of {profile.max_input_tokens:,}" if "input limit" in over
-                         else f"the window of {profile.context_window:,}")
+                limit = over.split(" > ", 1)[1].replace("window ", "window of ", 1).replace("limit ", "limit of ", 1)
                 side_violations += (Violation("side_call_window", f"the {side.kind} call before call {call.index} "
                                               f"sends {rows[-1].total_input_tokens:,} tokens + {side.reply_tokens:,} "
-                                              f"for the reply ({cap}), over {limit} ({side.note or 'no note'})"),)
+                                              f"for the reply ({cap}), over the {limit} ({side.note or 'no note'})"),)
         # The entry this call writes is usable by others only once its response has started; the
         # transcript stamps the completion, a safe upper bound (parallel sidechains then cannot share).
         outcome = sim.request(request, call.at_s, response_started_s=parse_time(call.message.timestamp))
         output = (call.message.usage and call.message.usage.output_tokens) or meter.message(call.message)
-        over = "" if decision.overflow else overflow_note(decision.context.total_tokens, profile)  # a strategy that
-        notes, overflow = (*decision.notes, *([over] if over else [])), decision.overflow or bool(over)  # saw 1 limit
+        over = overflow_note(outcome.total_input_tokens, profile)  # judged on what is sent: the row's own prompt
+        notes = (*(n for n in decision.notes if not n.startswith("overflow:")), *([over] * bool(over)))
         rows.append(from_outcome(outcome, thread=call.thread, call=call.index, message_id=call.message.id,
                                  model=call_model, provider=call_provider, at=call.message.timestamp,
                                  output_tokens=output, stop_reason=call.message.stop_reason,
-                                 note="; ".join(notes), overflow=overflow))
+                                 note="; ".join(notes), overflow=bool(over)))
         violations = tuple(check_context(decision.context, history, strategy, bodies=bodies)) if check else ()
         violations = side_violations + violations  # the side calls went first
         result.records.append(CallRecord(call, decision.context.total_tokens, len(decision.context.messages),
-                                         notes + (outcome.reason,), overflow, outcome,
+                                         notes + (outcome.reason,), bool(over), outcome,
                                          request if keep_requests else None, violations))
     result.ledger = Ledger(rows)
     return result

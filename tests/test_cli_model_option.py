@@ -94,3 +94,12 @@ def test_a_vertex_id_without_its_provider_is_anthropics_list_price(session, caps
     code, out, err = run(capsys, "replay", session, "--model", "claude-sonnet-4-5@20250929")
     assert code == 0, err
     assert f"note: {note}" in out
+
+
+def test_a_priced_model_the_facts_table_lacks_says_its_rules_are_a_fallback():
+    """A newer Claude the price table lists but ctxlab's dated table does not (a fresh tester: claude-sonnet-5-5 got
+    the old 346-token tool prompt and the pre-Opus-4.7 factor in silence): one line says so; a model in the table
+    says nothing."""
+    note = check_model_option("claude-sonnet-5-5")
+    assert note and "not in ctxlab's model table" in note and "fallback rules" in note and "346" in note
+    assert check_model_option("claude-sonnet-4-6") is None and check_model_option("gpt-5.6") is None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ctxlab.interactions import find_orphans
 from ctxlab.loop import AgentLoop, neutral_usage
 from ctxlab.messages import ToolSpec
@@ -111,3 +113,15 @@ def test_neutral_usage_keeps_litellms_cache_write():
     old = neutral_usage({"prompt_tokens": 120357, "completion_tokens": 4156, "cache_creation_input_tokens": 21002,
                          "prompt_tokens_details": {"cached_tokens": 120269}, "cache_read_input_tokens": 120269})
     assert (old.uncached_input_tokens, old.cache_read_tokens, old.cache_write_tokens) == (88, 120269, 21002)
+
+
+def test_neutral_usage_reads_the_responses_api_shape():
+    """Responses usage: "input_tokens_details.cache_write_tokens: The number of input tokens that were written to
+    the cache." beside ``cached_tokens`` (openai-python e43b422, responses/response_usage.py); both are part of
+    ``input_tokens`` (the prompt-caching guide: "Cache-write pricing is not an additive fee"). Before, this shape was
+    read as Anthropic's and lost both counts."""
+    u = neutral_usage({"input_tokens": 1900, "output_tokens": 30,
+                       "input_tokens_details": {"cached_tokens": 1500, "cache_write_tokens": 380}})
+    assert (u.uncached_input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens) == (20, 1500, 380, 30)
+    with pytest.raises(ValueError, match=r"usage\['input_tokens_details'\] cached_tokens \+ cache_write_tokens"):
+        neutral_usage({"input_tokens": 10, "input_tokens_details": {"cached_tokens": 9, "cache_write_tokens": 9}})

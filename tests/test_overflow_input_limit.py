@@ -94,3 +94,16 @@ def test_a_side_call_over_the_input_limit_is_an_overflow_and_a_violation(toy):
     rules = [v for rec in result.records for v in rec.violations if v.rule == "side_call_window"]
     assert any("over the input limit of 600" in v.detail for v in rules)
     assert len(rules) == sum(r.overflow for r in sides)
+
+
+@pytest.mark.parametrize("strategy", ["full", "recorded"])
+def test_the_overflow_note_states_the_rows_own_prompt(sample, strategy):
+    """One count per call: the overflow is judged on the prompt the row shows (what is sent), and the note's
+    figure is that prompt (a fresh tester found the note's figure above the row's on a real transcript)."""
+    rows = replay_module.replay(sample, strategy, window=12_000).ledger.rows
+    flagged = [r for r in rows if r.overflow]
+    assert flagged and all(r.total_input_tokens > 12_000 for r in flagged)
+    assert all(r.total_input_tokens <= 12_000 for r in rows if not r.overflow)
+    for r in flagged:
+        figure = next(n for n in r.note.split("; ") if n.startswith("overflow:")).split()[1]
+        assert int(figure.replace(",", "")) == r.total_input_tokens, r.note

@@ -150,3 +150,18 @@ def test_request_bodies_name_their_tool_choice():
     assert [choice_name(x) for x in (None, {"type": "auto"}, {"type": "any"}, {"type": "tool", "name": "f"},
                                      "required", "none", {"type": "function", "function": {"name": "f"}})] == \
         ["auto", "auto", "any", "tool:f", "any", "none", "tool:f"]
+
+
+def test_a_changed_tool_choice_option_is_a_changed_tool_choice():
+    """Anthropic's invalidation table lists "Changes to `tool_choice` parameter" as invalidating message blocks
+    (Prompt caching, mirror snapshot 2026-08-22, read 2026-12-02): ``disable_parallel_tool_use`` is part of that
+    parameter, so turning it on is a change; the hidden prompt keeps the choice's size (589 for any)."""
+    from ctxlab.io.formats.proxy_bodies import choice_name
+    from ctxlab.render import tool_choice_name, tool_prompt
+    assert choice_name({"type": "auto", "disable_parallel_tool_use": True}) == "auto+no_parallel"
+    assert tool_choice_name({"type": "any", "disable_parallel_tool_use": True}) == "any+no_parallel"
+    assert choice_name({"type": "auto"}) == choice_name(None) == "auto"
+    assert choice_name("required") == "any" and choice_name({"type": "function", "function": {"name": "f"}}) == "tool:f"
+    from types import SimpleNamespace
+    ctx = SimpleNamespace(profile=profile_for("claude-sonnet-4-6"))
+    assert tool_prompt(ctx, "anthropic", "any+no_parallel") == tool_prompt(ctx, "anthropic", "any") == 589

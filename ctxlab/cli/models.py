@@ -40,8 +40,9 @@ from ctxlab.replay import PROVIDERS  # the caches a replay simulates
 from ctxlab.tables import prices
 from ctxlab.tables.cache_rules import NO_CACHE, rule_for
 from ctxlab.tables.default_model import DEFAULT_MODEL
-from ctxlab.tables.model_facts import UnknownModelError, families, family_of, model_facts
+from ctxlab.tables.model_facts import READ, UnknownModelError, families, family_of, model_facts
 from ctxlab.tables.model_ids import canonical_model_id
+from ctxlab.tables.profiles import profile_for
 
 PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google"}
 RULED = re.compile(r"^(claude-|gpt-|gemini-|o\d)")  # ids of the providers ctxlab has rules for
@@ -164,6 +165,19 @@ def _known(model: str) -> bool:
         return prices.price_for(model) is not None
 
 
+def _priced_only(model: str) -> str | None:
+    """One line for a model the price table knows but ctxlab's dated model table does not (e.g. a Claude released
+    after the pages were read): its per-model rules are a fallback, not its own. None for a model the table knows."""
+    try:
+        model_facts(model)
+        return None
+    except UnknownModelError:
+        p = profile_for(model)
+    return (f"--model {model!r} is priced by {prices.PACKAGE} {prices.package_version()} but not in ctxlab's model "
+            f"table (pages read {READ}): counted with fallback rules (tool prompt {p.tool_system_tokens}, "
+            f"calibration {p.calibration:g}, thinking '{p.thinking}'), not its own")
+
+
 def suggestions(model: str, cutoff: float = CUTOFF, ids: Iterable[str] | None = None, n: int = 3) -> list[str]:
     """Up to ``n`` known ids close to ``model`` (difflib ``cutoff``; with a cutoff below :data:`CUTOFF`, ids that
     contain the name count too), each model once by ``canonical_model_id``, the ones active on the price table's
@@ -208,8 +222,10 @@ def check_model_option(model: str | None) -> str | None:
     claude-sonnet-4-6 or claude-sonnet-4-5 (retired)? ...``."""
     if model is not None and not model.strip():
         raise CtxlabError(f"--model needs a model id, e.g. {DEFAULT_MODEL}")
-    if not model or _known(model):
+    if not model:
         return None
+    if _known(model):
+        return _priced_only(model)
     bare = canonical_model_id(model)
     close = suggestions(model)
     if RULED.match(bare) and close:

@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
     rep.add_argument("--strategy", "-s", default="budgeted", choices=STRATEGY_NAMES, help="default: budgeted")
     rep.add_argument("--provider", choices=("anthropic", "openai"),
                      help="cache rules to use (default: --model's provider, else each call's)")
-    rep.add_argument("--model", help="price and count as this model (default: each call's)")
+    rep.add_argument("--model", type=str.strip, help="price and count as this model (default: each call's)")
     rep.add_argument("--window", type=_positive, metavar="TOKENS", help="context window (default: the model's)")
     rep.add_argument("--conversation", "-c", metavar="N", help="replay conversation N only (0-based index, or its id)")
     rep.add_argument("--warm", action="store_true", help="start with the static head already cached")

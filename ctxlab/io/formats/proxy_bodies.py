@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from ctxlab.io.codec import loads
 from ctxlab.messages import ToolSpec, Usage
+from ctxlab.render import tool_choice_name
 from ctxlab.io.formats import TokenCount, bad, check
 from ctxlab.io.formats.anthropic_messages import system_blocks, tool_specs
 from ctxlab.io.formats.chat_messages import chat_usage
@@ -69,14 +70,15 @@ def choice_name(raw: Any) -> str:
     """A request body's ``tool_choice`` as one string (what ``Call.tool_choice`` and a ``tool_choice_change`` entry
     hold): Anthropic's ``{"type": "any"}`` → ``"any"``, ``{"type": "tool", "name": "f"}`` → ``"tool:f"``; OpenAI's
     ``"required"`` → ``"any"`` (the same promise: some tool is called), ``{"type": "function", "function":
-    {"name": "f"}}`` → ``"tool:f"``; absent → ``"auto"`` (both APIs' default with tools). Anthropic 'Tool use
-    with Claude' and OpenAI 'Function calling' (read 2026-12-02)."""
+    {"name": "f"}}`` → ``"tool:f"``; absent → ``"auto"`` (both APIs' default with tools); Anthropic's
+    ``"disable_parallel_tool_use": true`` adds ``"+no_parallel"`` (``"auto+no_parallel"``): a changed option is a
+    changed ``tool_choice``, which invalidates the messages. Anthropic 'Tool use with Claude' and OpenAI 'Function
+    calling' (read 2026-12-02)."""
+    if isinstance(raw, dict) and raw.get("type") == "function":
+        fn = raw.get("function")
+        return f"tool:{fn.get('name') if isinstance(fn, dict) else None}"
     if isinstance(raw, dict):
-        kind = raw.get("type")
-        if kind == "function":
-            fn = raw.get("function")
-            return f"tool:{fn.get('name') if isinstance(fn, dict) else None}"
-        return f"tool:{raw.get('name')}" if kind == "tool" else str(kind or "auto")
+        return tool_choice_name(raw)  # Anthropic's shape: the renderer's own reading
     if raw == "required":
         return "any"
     return raw if isinstance(raw, str) and raw else "auto"
