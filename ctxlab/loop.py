@@ -269,31 +269,23 @@ def neutral_usage(raw: dict[str, Any]) -> Usage:
     def count(key: str, within: dict[str, Any] = raw, at: str = "usage") -> int:
         return validate.tokens(f"{at}[{key!r}]", within.get(key), allow_zero=True) or 0
 
-    if "prompt_tokens" in raw:  # OpenAI's shape, or LiteLLM relaying Anthropic's counts beside it
-        details = raw.get("prompt_tokens_details") or {}
-        details, at = (details if isinstance(details, dict) else {}), "usage['prompt_tokens_details']"
-        litellm = raw.get("cache_creation_input_tokens") is not None
+    chat, responses = "prompt_tokens" in raw, isinstance(raw.get("input_tokens_details"), dict)
+    if chat or responses:  # OpenAI's shapes (Chat Completions, Responses), or LiteLLM's Anthropic counts beside them
+        whole, part, out = ("prompt_tokens", "prompt_tokens_details", "completion_tokens") if chat else \
+            ("input_tokens", "input_tokens_details", "output_tokens")
+        details = raw.get(part) if isinstance(raw.get(part), dict) else {}
+        at, litellm = f"usage[{part!r}]", raw.get("cache_creation_input_tokens") is not None
         cached = count("cache_read_input_tokens") if raw.get("cache_read_input_tokens") is not None else \
             count("cached_tokens", details, at)
         written = count("cache_creation_input_tokens") if litellm else count("cache_write_tokens", details, at)
-        prompt = count("prompt_tokens")
+        prompt = count(whole)
         uncached = uncached_part(prompt, cached, written,
                                  write_may_be_outside=litellm and details.get("cache_creation_tokens") is None)
         if uncached is None:
-            raise CtxlabError(f"usage['prompt_tokens_details'] cached_tokens + cache_write_tokens "
-                              f"({cached + written:,}) must be at most usage['prompt_tokens'] ({prompt:,}): "
-                              "OpenAI counts both inside it")
-        return Usage(uncached_input_tokens=uncached, cache_read_tokens=cached,
-                     cache_write_tokens=written, output_tokens=count("completion_tokens"), raw=dict(raw))
-    if isinstance(raw.get("input_tokens_details"), dict):  # the Responses API: input_tokens holds reads and writes
-        d, at = raw["input_tokens_details"], "usage['input_tokens_details']"
-        cached, written = count("cached_tokens", d, at), count("cache_write_tokens", d, at)
-        prompt = count("input_tokens")
-        if uncached_part(prompt, cached, written) is None:
             raise CtxlabError(f"{at} cached_tokens + cache_write_tokens ({cached + written:,}) must be at most "
-                              f"usage['input_tokens'] ({prompt:,}): the Responses API counts both inside it")
-        return Usage(uncached_input_tokens=prompt - cached - written, cache_read_tokens=cached,
-                     cache_write_tokens=written, output_tokens=count("output_tokens"), raw=dict(raw))
+                              f"usage[{whole!r}] ({prompt:,}): OpenAI counts both inside it")
+        return Usage(uncached_input_tokens=uncached, cache_read_tokens=cached, cache_write_tokens=written,
+                     output_tokens=count(out), raw=dict(raw))
     return Usage(uncached_input_tokens=count("input_tokens"), cache_read_tokens=count("cache_read_input_tokens"),
                  cache_write_tokens=count("cache_creation_input_tokens"), output_tokens=count("output_tokens"),
                  raw=json.loads(json.dumps(raw)))
