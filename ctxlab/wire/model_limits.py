@@ -51,22 +51,20 @@ def model_limits(model: Any, context_window: int | None = None, max_input_tokens
     ``model_limits("gpt-5")`` → ``Limits("gpt-5", 400000, 272000, None, ...)``. Raises nothing: an unknown or
     missing model gives None limits with the reason in ``why``. Chapter 04."""
     name = model if isinstance(model, str) and model else None
-    if name is None:
-        reason = "the body names no model"
-        return Limits(None, context_window, max_input_tokens, None,
-                      {k: reason for k, v in (("window", context_window), ("max_input", max_input_tokens),
-                                              ("max_output", None)) if v is None})
-    try:
-        facts = model_facts(name)
-    except UnknownModelError:
-        reason = f"model {name!r} is not in ctxlab.tables.model_facts"
-        return Limits(name, context_window, max_input_tokens, None,
-                      {k: reason for k, v in (("window", context_window), ("max_input", max_input_tokens),
-                                              ("max_output", None)) if v is None})
-    window = context_window if context_window is not None else facts.context_window_tokens.value
-    max_input = max_input_tokens if max_input_tokens is not None else facts.max_input_tokens.value
-    max_output = facts.max_output_tokens.value
-    why = {key: f"the {what} of {name!r} is not known (ctxlab.tables.model_facts)"
+    facts, reason = None, "the body names no model"
+    if name is not None:
+        try:
+            facts = model_facts(name)
+        except UnknownModelError:
+            reason = f"model {name!r} is not in ctxlab.tables.model_facts"
+
+    def documented(field_name: str) -> Any:
+        return getattr(facts, field_name).value if facts is not None else None
+
+    window = context_window if context_window is not None else documented("context_window_tokens")
+    max_input = max_input_tokens if max_input_tokens is not None else documented("max_input_tokens")
+    max_output = documented("max_output_tokens")
+    why = {key: reason if facts is None else f"the {what} of {name!r} is not known (ctxlab.tables.model_facts)"
            for key, what, value in (("window", "context window", window), ("max_input", "input limit", max_input),
                                     ("max_output", "maximum output", max_output)) if value is None}
     return Limits(name, window, max_input, max_output, why)
