@@ -278,31 +278,28 @@ def test_chapter_03_budget_slider_redraws_the_token_bar(page, lab: str) -> None:
 
 
 @pytest.mark.browser
-def test_chapter_04_cache_rules_dropdown_changes_the_ledger(page, lab: str) -> None:
+def test_chapter_04_pause_and_cache_rules_change_the_ledger(page, lab: str) -> None:
     open_and_run_all(page, lab, CHAPTER_04)
-    widget = widget_with(page, "strategy", "cache rules")
-    select = control(widget, ".widget-dropdown", "cache rules").locator("select")
-    table = widget.locator("pre").first
-    bars = widget.locator(".js-plotly-plot .barlayer .trace.bars path")
-    bars.first.wait_for(state="attached", timeout=REACT_MS)  # the plotly figure is drawn as SVG (some bars 0 high)
+    widget = widget_with(page, "cache rules")  # the core widget: a pause slider and the cache rules' toggle
+    label, table = widget.locator(".widget-html").nth(0), widget.locator("pre").first
+    before = {"label": label.inner_text(), "table": table.inner_text()}
+    assert "rules, 0-minute pause" in before["label"], before
 
-    def ledger() -> dict:
-        return {"table": table.inner_text(), "bars": bars.evaluate_all("els => els.map(e => e.getAttribute('d'))")}
+    # The other provider's rules: click its toggle button; the kernel replays and redraws the label and table.
+    buttons = widget.locator(".widget-toggle-button")
+    other = next(b for b in buttons.all() if b.inner_text().strip() not in before["label"].split(" rules")[0])
+    name = other.inner_text().strip()
+    other.click()
+    after = changed(label.inner_text, before["label"], lambda got: got.startswith(f"{name} rules"))
+    assert after.startswith(f"{name} rules"), after
+    assert table.inner_text() != before["table"]  # other reads / writes / costs around the pause
 
-    before = ledger()
-    old = select.input_value()
-    new = next(o for o in select.locator("option").all_inner_texts() if o != old)
-    select.select_option(new)
-    after = changed(ledger, before, lambda got: got["table"] != before["table"] and got["bars"] != before["bars"])
-
-    label = widget.locator(".widget-html").first.inner_text()
-    assert f"under {new}'s cache rules" in label, label  # the kernel replayed under the new rules
-    assert after["table"] != before["table"]  # other reads / writes / costs per call
-    assert after["bars"] != before["bars"]  # the bar heights (SVG paths) of the ledger figure moved
-    # Still one table line per call, as many as the label counts.
-    calls = int(re.search(r"(\d+) calls", label).group(1))
-    rows = [line.split()[0] for line in after["table"].splitlines()[2:] if line.strip()]
-    assert rows == [str(n) for n in range(1, calls + 1)], rows[:5]
+    # One step of the pause slider with the keyboard: the label names the new pause.
+    handle = widget.locator(".widget-hslider [role='slider']").first
+    handle.focus()
+    handle.press("ArrowRight")
+    minutes = changed(label.inner_text, after, lambda got: "1-minute pause" in got)
+    assert "1-minute pause" in minutes and slider_value(handle) == 1, minutes
 
 
 # ---- run.py's side (no browser needed) ---------------------------------------------------------------
@@ -314,7 +311,7 @@ def test_run_py_browser_selects_exactly_the_browser_tests() -> None:
     out = subprocess.run(cmd, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120).stdout
     collected = sorted(line.split("::")[1] for line in out.splitlines() if "::" in line)
     assert collected == ["test_chapter_03_budget_slider_redraws_the_token_bar",
-                         "test_chapter_04_cache_rules_dropdown_changes_the_ledger"], out
+                         "test_chapter_04_pause_and_cache_rules_change_the_ledger"], out
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes: on Windows every file passes os.access(X_OK)")

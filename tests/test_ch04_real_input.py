@@ -19,17 +19,19 @@ import pytest
 
 from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "04_prefix_cache_ledger.ipynb"
+NOTEBOOKS = ("04_prefix_cache_ledger.ipynb", "04_prefix_cache_ledger_further.ipynb")
 TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
-# (a line of a cell's source, text its output must contain)
-CHECKS = (('w.provider.value = "openai"', "reads under OpenAI's rules are multiples of 128: True"),
-          ("recorded = recorded_ledger(conv)", "<Ledger recorded"))
+# per notebook: (a line of a cell's source, text its output must contain)
+CHECKS = {NOTEBOOKS[0]: (("pw.provider.value = provider", "openai rules, 6-minute pause: call"),),
+          NOTEBOOKS[1]: (('w.provider.value = "openai"', "reads under OpenAI's rules are multiples of 128: True"),
+                         ("recorded = recorded_ledger(conv)", "<Ledger recorded"))}
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("which", matrix([(w,) for w in sorted(TRANSCRIPTS)], {("claude-code",)}))
-def test_chapter_04_runs_on_a_real_transcript(shared_transcripts: Path, which: str) -> None:
-    nb = run_on(NOTEBOOK.name, shared_file(shared_transcripts, TRANSCRIPTS[which]))
-    for marker, expected in CHECKS:
+@pytest.mark.parametrize("which,notebook", matrix([(w, n) for w in sorted(TRANSCRIPTS) for n in NOTEBOOKS],
+                                                  {("claude-code", NOTEBOOKS[0]), ("claude-code", NOTEBOOKS[1])}))
+def test_chapter_04_runs_on_a_real_transcript(shared_transcripts: Path, which: str, notebook: str) -> None:
+    nb = run_on(notebook, shared_file(shared_transcripts, TRANSCRIPTS[which]))
+    for marker, expected in CHECKS[notebook]:
         text = cell_output(nb, marker)
         assert expected in text, text

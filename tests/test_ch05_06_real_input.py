@@ -1,15 +1,15 @@
-"""Chapters 05 and 06 run top to bottom on real transcripts, not only on the bundled sample.
+"""Chapters 05 and 06 (and their going-further notebooks) run top to bottom on every kind of real transcript.
 
-The same check as ``test_ch04_real_input.py``: each chapter is executed with nbclient in a fresh kernel
-with its ``TRANSCRIPT = None`` line replaced by a shared transcript (pi's ``before-compaction.jsonl``:
-484 calls, a 49,931-character ``read`` result, a hand-written checklist; a Claude Code session cut to
-its main thread: small results, no checklist, no Chinese). Outputs are not compared with the committed
-ones; the run must finish without an error and the cells that set the widgets' controls must show the
-widgets reacted.
+Each notebook is executed with nbclient in a fresh kernel with its ``TRANSCRIPT = None`` cell replaced by a shared
+transcript: OpenHands, tau-bench, SWE-agent and LLaMA-Factory record no model (so every cost is unpriced), the
+SWE-agent demo and LLaMA-Factory hold no tool results (chapter 05 then says so and uses the bundled sample), pi's
+``before-compaction.jsonl`` is long (484 calls) and Claude Code's viewer session short. Outputs are not compared
+with the committed ones; the run must finish without an error and the cells named below must print what shows
+the section ran, or the one line saying why the data could not give it.
 
-The default run uses the Claude Code session (about 5 s of CPU per chapter). pi carries the ``thorough``
-marker (``python run.py test -m thorough``): chapter 06 takes about 90 s of CPU on it (its placement
-replays run 484 calls each, seven times), chapter 05 about 11 s.
+The default run executes one unpriced case per chapter (about 5 s of CPU each); the rest of the matrix carries the
+``thorough`` marker (``python run.py test -m thorough``); pi's chapter 06 further notebook replays 484 calls in
+seven placements (about 90 s).
 """
 
 from __future__ import annotations
@@ -20,8 +20,16 @@ import pytest
 
 from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
+TRANSCRIPTS = {
+    "openhands": "openhands/*.jsonl",
+    "tau-bench": "tau-bench/*.json",
+    "swe-agent": "swe-agent/ctf_web_i_got_id_demo.traj",  # no model, no tool results
+    "llama-factory-toolcall": "llama-factory-toolcall/*.json",  # no model, no tool results
+    "pi-mono": "pi-mono/before-compaction.jsonl",
+    "claude-code-viewer": "claude-code-viewer/*.jsonl",
+}
+UNPRICED = {"openhands", "tau-bench", "swe-agent", "llama-factory-toolcall"}
+NO_TOOL_RESULTS = {"swe-agent", "llama-factory-toolcall"}
 # notebook -> (a line of a cell's source, text its output must contain)
 CHECKS = {
     "05_pruning_and_paging.ipynb": (
@@ -29,19 +37,34 @@ CHECKS = {
         ("read back exactly as recorded", "read back exactly as recorded: True"),
         ("cap_comparison(conv", "recomputed cap"),
     ),
+    "05_pruning_and_paging_further.ipynb": (
+        ("chinese_rows(", "all within budget: True"),
+    ),
     "06_summaries.ipynb": (
+        ("w.placement.value, w.regenerate.value = placement, regenerate", "only on a change:"),
+    ),
+    "06_summaries_further.ipynb": (
         ("w.window.value = window", "replays run:"),
         ("regen = regeneration_rows(", "on change, on the cached prefix"),
-        ("fake = PromptRecorder()\nresult = replay(", "prompts recorded:"),
+        ("fake = PromptRecorder()\nresult = replay(", "summary calls in the ledger:"),
     ),
 }
+DEFAULT = {("05_pruning_and_paging.ipynb", "swe-agent"), ("05_pruning_and_paging_further.ipynb", "openhands"),
+           ("06_summaries.ipynb", "tau-bench"), ("06_summaries_further.ipynb", "openhands")}
 
 
 @pytest.mark.shared
 @pytest.mark.parametrize(("chapter", "which"), matrix([(c, w) for c in sorted(CHECKS) for w in sorted(TRANSCRIPTS)],
-                                                       {(c, "claude-code") for c in CHECKS}))
+                                                       DEFAULT))
 def test_chapters_05_06_run_on_a_real_transcript(shared_transcripts: Path, which: str, chapter: str) -> None:
     nb = run_on(chapter, shared_file(shared_transcripts, TRANSCRIPTS[which]), timeout=600)
     for marker, expected in CHECKS[chapter]:
         text = cell_output(nb, marker)
         assert expected in text, text
+    setup = cell_output(nb, "conv = priced(load_workbook_conversation(TRANSCRIPT), MODEL)")
+    if which in UNPRICED and not (which in NO_TOOL_RESULTS and chapter.startswith("05_")):  # one line says so
+        assert "costs are unpriced" in setup and "set MODEL" in setup, setup
+    if which in NO_TOOL_RESULTS and chapter.startswith("05_"):
+        assert "no tool results" in setup, setup
+    if chapter == "06_summaries.ipynb" and which in UNPRICED:
+        assert "set MODEL above to price them" in cell_output(nb, "w.placement.value, w.regenerate.value = p")

@@ -18,7 +18,7 @@ STANDARD_TERMS = {
     "session": "会话",
     "context": "上下文",
     "context window": "上下文窗口",
-    "token": "令牌",
+    "token": "词元",  # 令牌 is an auth token (issue 16): token（词元）
     "token budget": "预算",
     "tool call": "工具调用",
     "tool result": "工具结果",
@@ -67,6 +67,13 @@ def test_the_glossary_gives_every_standard_term_in_english_and_chinese() -> None
     assert not missing, f"docs/glossary.md has no row for {missing}"
     wrong = {term: rows[term] for term, chinese in STANDARD_TERMS.items() if chinese not in rows[term]}
     assert not wrong, f"these rows lack their Chinese term: {wrong}"
+
+
+def test_the_wrong_chinese_words_are_gone() -> None:
+    """Issue 16: 令牌 is the word for an auth token (write token（词元）), and a floor is 下限, not 地板."""
+    docs = [GLOSSARY, REPO / "README.md", *sorted((REPO / "notebooks").glob("*.ipynb"))]
+    found = [(p.name, w) for p in docs for w in ("令牌", "地板") if w in p.read_text(encoding="utf-8")]
+    assert found == [], f"replace 令牌 with 词元 and 地板 with 下限: {found}"
 
 
 def chinese_claims() -> dict[str, set[str]]:

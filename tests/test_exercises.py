@@ -201,7 +201,7 @@ def test_a_stub_is_not_solved_yet(n, capsys):
         raise NotImplementedError  # your code here
 
     result = check(n, stub)
-    message = (f"not solved yet: write the body of `{EXERCISES[n].function}`, then run this cell again. "
+    message = (f"not solved yet: write the body of `{EXERCISES[n].function}`, then run this cell again.\n"
                f"hint({n}) gives a hint; show_solution({n}) prints the reference.")
     assert not result.passed and result.message == message == not_solved_message(EXERCISES[n])
     assert capsys.readouterr().out == message + "\n"

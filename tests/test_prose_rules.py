@@ -304,13 +304,16 @@ def check_markdown(markdown: str, where: str) -> list[str]:
 # --- the prose this project ships ----------------------------------------------------------------------------
 
 def prose() -> Iterator[tuple[str, str]]:
-    """(where, markdown): every markdown cell of every chapter, and each section of README.md and the glossary."""
+    """(where, markdown): every markdown cell of every chapter, and each section of README.md, the glossary, the
+    maintainers' page and the cheat sheet."""
     for path in sorted((REPO / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         for i, cell in enumerate(cells):
             if cell["cell_type"] == "markdown":
                 yield f"{path.name} cell {i}", "".join(cell["source"])
-    for rel in ("README.md", "docs/glossary.md"):
+    for rel in ("README.md", "docs/glossary.md", "docs/maintainers.md", "docs/cheatsheet.md"):
+        if not (REPO / rel).exists():
+            continue
         text = re.sub(r"```.*?```", "", (REPO / rel).read_text(encoding="utf-8"), flags=re.DOTALL)
         for section in re.split(r"(?m)^(?=#{1,6} )", text):
             title = section.splitlines()[0].lstrip("# ").strip() if section.strip() else ""

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Execute the chapters in fresh kernels and save their outputs: how the committed outputs are refreshed.
 
-    python tools/execute_notebooks.py                      # every notebooks/*.ipynb
+    python tools/execute_notebooks.py                      # every notebooks/NN_*.ipynb, *_further too
     python tools/execute_notebooks.py notebooks/01_*.ipynb # some of them
     python tools/execute_notebooks.py --check              # execute, but write nothing (exit 1 on error)
 
@@ -64,7 +64,8 @@ def execute(path: Path, timeout: int = 300) -> tuple[nbformat.NotebookNode, floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to run (default: notebooks/*.ipynb)")
+    parser.add_argument("notebooks", nargs="*", type=Path,
+                        help="notebooks to run (default: every notebooks/NN_*.ipynb, NN_*_further.ipynb included)")
     parser.add_argument("--check", action="store_true", help="execute but do not write the outputs back")
     parser.add_argument("--timeout", type=int, default=300, help="seconds a cell may run (default 300)")
     args = parser.parse_args(argv)

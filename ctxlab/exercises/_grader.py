@@ -97,7 +97,7 @@ class Result:
 
 
 def not_solved_message(ex: Exercise) -> str:
-    return (f"not solved yet: write the body of `{ex.function}`, then run this cell again. "
+    return (f"not solved yet: write the body of `{ex.function}`, then run this cell again.\n"
             f"hint({ex.number}) gives a hint; show_solution({ex.number}) prints the reference.")
 
 

@@ -50,8 +50,8 @@ EXERCISE = Exercise(
     reference=count_message,
     show_input=show_args,
     hints=(
-        "A message costs more than its text: look at the table 'What a request adds to its text' — "
-        "the framing column is 4 for a user message, 3 of it per message and 1 for the role.",
+        "A message costs more than its text: your answer is the total column of the framing table "
+        "(content + framing + name); its framing column is 4 for a user message, 3 per message and 1 for the role.",
         "Add three things: 3 per message, count_tokens(role), count_tokens(text). A name is extra.",
         "With a name (name is not None): add 1 more, plus count_tokens(name). An empty text still costs "
         "its framing: ('', 'user', None) → 3 + 1 + 0 = 4.",

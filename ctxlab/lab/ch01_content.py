@@ -7,7 +7,11 @@ takes real text from a conversation and measures the cheap estimators on each ki
   (English prose, code, JSON, Chinese, base64, logs), so estimators can be measured per type;
 * :func:`chinese_passage` — the first ``n`` characters of Chinese text in a conversation;
 * :func:`guess_texts` — short texts of a few types for the guessing game;
-* :func:`estimator_rows` / :func:`estimator_table` / :func:`verdicts` — (estimate − exact) / exact per type.
+* :func:`estimator_rows` / :func:`estimator_table` / :func:`verdicts` — (estimate − exact) / exact per type;
+* :func:`claude_verdicts` — the same estimator judged against a calibrated Claude count (o200k × the profile's
+  ``calibration``, one factor for all content: an estimate too);
+* :func:`book_estimate` / :func:`book_estimator_rows` — the book's own estimator: the messages stringified as
+  JSON, characters ÷ 3, rounded up, against the o200k and calibrated Claude counts of the same messages.
 
 Simplified on purpose: the content classifier is a handful of rules (share of Han characters, a
 long base64 run, parses as JSON, log-line and code-line patterns, letters-and-spaces prose) — good
@@ -18,14 +22,19 @@ rule are left out of the comparison.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Iterator, Sequence
 
+from ctxlab.bodies import anthropic_messages, wire_text
 from ctxlab.estimators import EstimateRow, compare_estimates
-from ctxlab.messages import Conversation, TextPart, ToolCallPart
+from ctxlab.messages import Conversation, Message, TextPart, ToolCallPart
+from ctxlab.sendable import sendable
+from ctxlab.tokens import MessageMeter
 
 __all__ = ["CONTENT_TYPES", "classify", "content_samples", "chinese_passage", "han_count", "guess_texts", "ESTIMATORS",
-           "estimator_rows", "estimator_table", "verdicts"]
+           "estimator_rows", "estimator_table", "verdicts", "claude_verdicts", "CLAUDE_COLUMNS", "book_estimate",
+           "book_estimator_rows"]
 
 # Chapter 01: the content types estimators are measured on
 CONTENT_TYPES = ("English prose", "code", "JSON", "Chinese", "base64", "logs", "tool-call arguments")
@@ -208,3 +217,51 @@ def verdicts(rows: Sequence[EstimateRow], estimator: str = "chars/3") -> list[tu
         verdict = "safe: over-counts" if e > 0 else "UNSAFE: under-counts"
         out.append((r.label, f"{100 * e:+.1f}%", verdict))
     return out
+
+
+CLAUDE_COLUMNS = ("content", "o200k", "Claude", "chars/3", "vs o200k", "vs Claude", "verdict (Claude)")  # Chapter 01
+
+
+def claude_verdicts(rows: Sequence[EstimateRow], calibration: float,
+                    estimator: str = "chars/3") -> list[tuple[Any, ...]]:
+    """Chapter 01: one estimator against o200k and against a calibrated Claude count, per content type.
+
+    The Claude count is ``ceil(o200k × calibration)`` (``profile_for("claude-sonnet-4-6").calibration`` → 1.257,
+    measured from recorded usage: ``ctxlab/lab/calibration.py``). Rows under :data:`CLAUDE_COLUMNS`; the verdict
+    is "safe" when the estimate is at or above the Claude count.
+    """
+    out = []
+    for r in rows:
+        claude = math.ceil(r.exact_tokens * calibration)
+        est = r.estimates[estimator]
+        vs_claude = (est - claude) / max(1, claude)
+        out.append((r.label, r.exact_tokens, claude, est, f"{100 * r.error(estimator):+.1f}%",
+                    f"{100 * vs_claude:+.1f}%", "safe: over" if vs_claude >= 0 else "UNSAFE: under"))
+    return out
+
+
+def book_estimate(messages: Sequence[Message]) -> tuple[int, int]:
+    """(characters, tokens) of the book's estimator: the messages as the Messages API takes them
+    (:func:`ctxlab.bodies.anthropic_messages`), stringified as compact JSON (what ``JSON.stringify`` gives),
+    ``ceil(characters / 3)``. Chapter 01."""
+    chars = len(wire_text(anthropic_messages(sendable(tuple(messages), "anthropic")[0]))) if messages else 0
+    return chars, math.ceil(chars / 3)
+
+
+def book_estimator_rows(conversation: Conversation, o200k: MessageMeter,
+                        claude: MessageMeter) -> tuple[list[tuple[Any, ...]], float]:
+    """Chapter 01: the book's estimator on a conversation's messages, and the share of single messages it
+    under-counts by more than 5 % against ``claude``'s count.
+
+    Rows (what, tokens, book ÷ counted − 1): the book's estimate, the o200k count (``o200k``'s meter, with its
+    framing), the calibrated Claude count. ``([], 0.0)`` for a conversation without messages.
+    """
+    msgs = [m for m in conversation.messages if m.origin != "meta"]
+    if not msgs:
+        return [], 0.0
+    chars, book = book_estimate(msgs)
+    counted = {"o200k_base": o200k.messages(msgs), claude.profile.name: claude.messages(msgs)}
+    rows: list[tuple[Any, ...]] = [(f"book: {chars:,} JSON chars / 3", book, "")]
+    rows += [(name, n, f"{100 * (book - n) / max(1, n):+.1f}%") for name, n in counted.items()]
+    under = sum(book_estimate([m])[1] < 0.95 * claude.message(m) for m in msgs)
+    return rows, under / len(msgs)

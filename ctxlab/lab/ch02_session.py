@@ -40,7 +40,8 @@ from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter
 
 __all__ = ["working_copy", "remove_working_copies", "sha256_of", "first_lines", "fork_points", "item_label",
-           "ContextComparison", "compare_contexts", "BranchView", "branch_context", "branch_view", "leaf_rows"]
+           "ContextComparison", "compare_contexts", "BranchView", "branch_context", "branch_view", "leaf_rows",
+           "short_id"]
 
 
 def working_copy(path: str | Path | None = None) -> Path:
@@ -161,7 +162,7 @@ def compare_contexts(a: Context, b: Context) -> ContextComparison:
             break
         shared += 1
     return ContextComparison(len(a.messages), len(b.messages), a.total_tokens, b.total_tokens, shared,
-                             item_label(a.messages[-1], 40), item_label(b.messages[-1], 40))
+                             item_label(a.messages[-1], 30), item_label(b.messages[-1], 30))
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,14 @@ def branch_view(session: Session, leaf: str, base: str, policy: BudgetPolicy, pr
                       len(ctx.messages), ctx.total_tokens, len(ctx.dropped()))
 
 
+def short_id(item_id: str, width: int = 16) -> str:
+    """An item id cut for a table: the last ``width`` characters after ``…`` when longer (a transcript's ids can
+    be UUIDs). ``short_id("m175")`` → ``"m175"``; ``short_id("ffae836b-9420-4060-ac13:1002", 8)`` → ``"…13:1002"``.
+    Chapter 02."""
+    return item_id if len(item_id) <= width else "…" + item_id[-(width - 1):]
+
+
 def leaf_rows(session: Session) -> list[dict[str, Any]]:
-    """Chapter 02: one row per leaf: id, path length (items), and the last message's text (cut)."""
-    return [{"leaf": leaf, "path items": len(session.path(leaf)), "last": item_label(session[leaf], 50)}
+    """Chapter 02: one row per leaf: id (cut by :func:`short_id`), path length (items), the last message (cut)."""
+    return [{"leaf": short_id(leaf), "path items": len(session.path(leaf)), "last": item_label(session[leaf], 50)}
             for leaf in session.leaves()]

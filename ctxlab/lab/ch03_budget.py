@@ -28,6 +28,7 @@ from ctxlab.base.errors import BudgetError, CtxlabError
 from ctxlab.bodies import to_anthropic_body, to_openai_body
 from ctxlab.context import BudgetPolicy, Context, build_context
 from ctxlab.interactions import Granularity, group_units
+from ctxlab.lab.ch03_walk import fixed_tokens
 from ctxlab.messages import Conversation, Message
 from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import ModelProfile, profile_for
@@ -232,10 +233,9 @@ def default_profiles(conversation: Conversation) -> dict[str, ModelProfile]:
 def budget_bounds(conversation: Conversation, profile: ModelProfile, meter: MessageMeter,
                   step: int = 500) -> tuple[int, int]:
     """The budget slider's range (tokens) under a profile: from a little below what must be kept to the
-    window (or to everything, when everything fits in less), on ``step``. Chapter 03."""
-    fixed = meter.tools(conversation.tools) + meter.system(conversation.system) \
-        + (conversation.inferred_head_tokens or 0) + profile.per_request_tokens
-    everything = fixed + sum(unit_sizes(conversation, "round", meter))
+    window (or to everything, when everything fits in less), on ``step``; the fixed part counts the inferred
+    static head as build_context does (:func:`ctxlab.lab.ch03_walk.fixed_tokens`). Chapter 03."""
+    everything = fixed_tokens(conversation, profile, meter) + sum(unit_sizes(conversation, "round", meter))
     hi = min(profile.context_window, math.ceil(everything * 1.05 / step) * step)
     needed = minimum_budget(conversation, profile, meter)
     lo = max(step, (int(needed * 0.9) // step) * step)

@@ -238,10 +238,15 @@ def state_row(s: SummaryState) -> tuple[Any, ...]:
 
 def default_windows(conversation: Conversation, small: int | None = None, step: int = 5_000) -> list[int]:
     """The window slider's stops: the small window x 1, 4/3, 5/3, 2, 8/3 (rounded to ``step``, at most
-    the model's window). The sample → 30,000 ... 80,000. Chapter 06."""
+    the model's window). The sample → 30,000 ... 80,000. Where the model's window leaves fewer than three stops
+    (pi: the small window is the model's), stops below it are added (x 1/2, 2/3, 5/6; a stop too small for any
+    context shows why in the widget). Chapter 06."""
     small = small or summary_window(conversation, step)
     cap = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider).context_window
-    return sorted({min(cap, round(small * f / step) * step) for f in (1, 4 / 3, 5 / 3, 2, 8 / 3)})
+    stops = {min(cap, round(small * f / step) * step) for f in (1, 4 / 3, 5 / 3, 2, 8 / 3)}
+    if len(stops) < 3:
+        stops |= {max(step, round(small * f / step) * step) for f in (1 / 2, 2 / 3, 5 / 6)}
+    return sorted(stops)
 
 
 def summary_run(conversation: Conversation, facts: Sequence[Fact], window: int, *, placement: str = "system_end",

@@ -45,12 +45,17 @@ class BillWidget:
     the no-cache total. ``w.widget`` is what a notebook displays.
     """
 
-    def __init__(self, calls: Sequence[BillCall], *, min_rewrite_tokens: int = 10_000) -> None:
+    def __init__(self, calls: Sequence[BillCall], *, min_rewrite_tokens: int = 10_000,
+                 marked: Sequence[int] | None = None, marked_label: str = "read less than half their prompt") -> None:
         import ipywidgets as W
 
         self.calls = list(calls)
         self.summary = summarize(self.calls)
-        self.rewrites = find_rewrites(self.calls, min_rewrite_tokens)
+        # the calls the line marks: given (chapter 00 passes chapter 04's misses, ctxlab.lab.ch04_ledger.miss_rows)
+        # or the re-writes of ctxlab.lab.ch00_bill.find_rewrites
+        self.rewrites = [] if marked is not None else find_rewrites(self.calls, min_rewrite_tokens)
+        self.marked = tuple(marked) if marked is not None else tuple(r.call for r in self.rewrites)
+        self.marked_label = marked_label if marked is not None else "re-wrote the cached prefix"
         self._prices = prices_from_bill(self.calls)
         self.pricing = W.ToggleButtons(options=PRICINGS, value=PRICINGS[0], description="price:")
         self.controls = W.HBox([self.pricing])
@@ -64,7 +69,7 @@ class BillWidget:
     def compute(self, pricing: str) -> BillView:
         """The cumulative cost line under ``pricing`` (one of :data:`~ctxlab.lab.ch00_bill.PRICINGS`);
         ``ValueError`` on another. Chapter 00."""
-        return bill_view(self.calls, pricing, self.rewrites, self._prices)
+        return bill_view(self.calls, pricing, self.rewrites, self._prices)  # rewrite_calls: the re-writes, if any
 
     def _on_change(self, change: dict[str, Any]) -> None:
         self.state = self.compute(change["new"])
@@ -80,18 +85,17 @@ class BillWidget:
         colour = COLOURS["cost"] if s.pricing == PRICINGS[0] else COLOURS["no_cache"]
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=s.pricing, line=dict(color=colour, width=2)))
         at = {c.call: i for i, c in enumerate(self.calls)}
-        marks = [r for r in self.rewrites]
+        marks = [k for k in self.marked if k in at]
         fig.add_trace(go.Scatter(
-            x=[r.call for r in marks], y=[y[at[r.call]] for r in marks], mode="markers",
-            name="prefix re-written to the cache", marker=dict(color=COLOURS["rewrite"], size=9, symbol="diamond"),
-            text=[f"call {r.call}: {r.rewritten_tokens:,} tokens re-written ({r.cause})" for r in marks],
-            hoverinfo="text"))
+            x=marks, y=[y[at[k]] for k in marks], mode="markers", name=f"calls that {self.marked_label}",
+            marker=dict(color=COLOURS["rewrite"], size=9, symbol="diamond"),
+            text=[f"call {k}" for k in marks], hoverinfo="text"))
         return fig
 
     def _render(self) -> None:
         s = self.state
         self.label.value = (f"<b>{s.pricing}</b>: ${s.total_usd:,.2f} over {len(self.calls):,} calls "
-                            f"({len(s.rewrite_calls)} calls re-wrote the cached prefix)")
+                            f"({len(self.marked)} calls {self.marked_label})")
         show_in(self.plot, self.figure())
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

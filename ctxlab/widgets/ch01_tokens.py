@@ -56,7 +56,7 @@ class TokenXray:
         import ipywidgets as W
 
         self.text = W.Textarea(value=text, description="text", layout=W.Layout(width="100%", height="90px"),
-                               continuous_update=False)
+                               continuous_update=True)  # the x-ray follows every keystroke
         self.encoding = W.Dropdown(options=ENCODINGS, value=encoding, description="encoding")
         self.controls = W.VBox([self.text, self.encoding])
         self.view = W.HTML()
