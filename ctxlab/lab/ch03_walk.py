@@ -95,7 +95,8 @@ def window_verdicts(context: Context, max_tokens: int = 32_000) -> list[tuple[st
 
     own = {**body, "max_tokens": max_tokens}
     return [("input over the window", verdict(body, n - 1)),
-            (f"input + max_tokens on {OLD_CLAUDE}", verdict({**own, "model": OLD_CLAUDE}, n + max_tokens - 1)),
+            (f"input + max_tokens on {OLD_CLAUDE} (retired)",
+             verdict({**own, "model": OLD_CLAUDE}, n + max_tokens - 1)),
             (f"input + max_tokens on {body.get('model')}", verdict(own, n + max_tokens - 1))]
 
 
