@@ -125,7 +125,7 @@ def _head(context: Context, history: Conversation, may_add: tuple[ToolSpec, ...]
     base = len(history.system)
     head = context.system[:base]
     # a summary appended to the end of the last system block (the texts' placement) keeps the head
-    extended = bool(base) and head[:-1] == history.system[:-1] and \
+    extended = bool(base) and len(head) == base and head[:-1] == history.system[:-1] and \
         head[-1].startswith(f"{history.system[-1]}\n\n{SUMMARY_MARKER}")
     added_blocks = context.system[base:]
     added_tools = context.tools[len(history.tools):]
