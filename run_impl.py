@@ -456,7 +456,8 @@ def ensure_chromium() -> str | None:
 def browser_pytest_command(python: Path | str, extra_args: list[str]) -> list[str]:
     """pytest on the real-browser tests only. This ``-m`` comes after pyproject's addopts and replaces
     their ``-m 'not browser and not thorough'``; the addopts' network guard stays."""
-    return [str(python), "-m", "pytest", "-m", "browser", "-rs", "tests/test_browser.py", *extra_args]
+    return [str(python), "-m", "pytest", "-m", "browser", "-rs", "tests/test_browser.py", "tests/test_browser_ch06.py",
+            *extra_args]
 
 
 def cmd_browser(pytest_args: list[str]) -> int:

@@ -68,7 +68,7 @@ from ctxlab.strategies import (BudgetedStrategy, Call, Decision, FullStrategy, R
                                model_calls)
 
 # ---- pruning, paging, summaries, compaction (chapters 05-08) ----
-from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy
+from ctxlab.compaction import CompactionError, CompactionPolicy, CompactionStrategy, compaction_cut
 from ctxlab.facts import Fact, FactReport, fact_retention
 from ctxlab.io.checklist import load_facts
 from ctxlab.loop import AgentLoop, ContextManager, Request, neutral_usage
@@ -121,6 +121,6 @@ __all__ = [
     "BudgetedSummaryStrategy", "LLMSummarizer", "RuleBasedSummarizer", "Summarizer", "Summary",
     "placement_experiment", "summary_call", "Fact", "FactReport", "fact_retention", "load_facts",
     # compaction, the pipeline, the agent loop (chapters 07-08)
-    "CompactionError", "CompactionPolicy", "CompactionStrategy", "PipelineStrategy",
+    "CompactionError", "CompactionPolicy", "CompactionStrategy", "compaction_cut", "PipelineStrategy",
     "AgentLoop", "ContextManager", "Request", "neutral_usage",
 ]

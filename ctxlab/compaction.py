@@ -1,14 +1,13 @@
 """Compaction: rarely, and in one big batch, fold old history into a summary.
 
-The texts' rule: when the context reaches 80% of the window, summarise the oldest history in one go, down to under
-50%; between compactions, only append, so the prefix — and the cache — stays stable. Each compaction is a session
-**entry** (summary, first kept message, tokens before and after, every message the summary now stands for), never
-an edit of the history; the next calls see the history through it (``views.compacted_view``).
+The texts' rule: at 80% of the window, summarise the oldest history in one go, down to under 50%; in between, only
+append, so the prefix (and the cache) stays stable. Each compaction is a session **entry**, never an edit of the
+history; the next calls see the history through it (``views.compacted_view``).
 
 Per call, :class:`CompactionStrategy` does:
 
-1. **meter** the context as it would be sent: by counting everything (``metering="count"``), or as real agents do,
-   from the size of the previous request plus a chars/4 estimate of what was added since (``metering="usage"``);
+1. **meter** the context: count it all (``metering="count"``), or, as real agents do, the previous request's size
+   plus a chars/4 estimate of what was added since (``metering="usage"``);
 2. under ``trigger_ratio`` x window, and within the budget as counted: send it as it is. The count is the backstop
    for an estimate that errs low (chars/4 does not see an image): a context counted over the budget is never sent
    as it is, whatever the meter says; it is compacted (or refused) like one over the trigger;
@@ -16,25 +15,19 @@ Per call, :class:`CompactionStrategy` does:
    and the target, ``max(target_ratio x window, floor)``. If the floor itself is over the budget, shrink the newest
    unit's tool results once (prune to head + tail); if it still does not fit, raise :class:`CompactionError` — one
    attempt, never a loop;
-4. keep the newest units backwards while they fit the target; summarise everything older together with the
-   previous summary (a summary of a summary keeps the earlier one's sources), as a model call of its own (a side
-   call with a ledger row), held to the room the budget leaves it (a summary over it is cut); record the
-   compaction entry (its ``target`` too: the effective target in tokens, typed, never parsed out of a note);
+4. keep the newest units backwards while they fit the target (:func:`compaction_cut`); summarise the older ones
+   with the previous summary (keeping its sources) in a side call of its own, held to the room the budget leaves;
+   record the compaction entry (``target``: the effective target in tokens);
 5. nothing new to summarise → no compaction (reported), unless the previous summary itself takes the context over
    the budget: then it is summarised again, shorter; above target afterwards → reported.
 
-The summary call obeys the same window as any model call: its request plus the reply's ``max_tokens`` must fit.
-``max_tokens`` is the cap the summary is held to (the summarizer's own, lowered to the room the budget leaves it);
-a longer reply is cut there, as a model stops at ``max_tokens``. The call is sent, the first way that fits:
+The summary call obeys the same window as any model call: its request plus the reply's ``max_tokens`` (the cap
+the summary is held to, lowered to the room the budget leaves; a longer reply is cut there) must fit. It is sent
+the first way that fits: on the cached prefix (the context, then the instruction); on the prefix up to the first
+kept message; fresh, in chunks that each fit, oldest first (chapter 06's ``summarise_in_chunks``); when not even
+the prompt fits, no call is sent and what it could not cover is dropped without a summary.
 
-* on the cached prefix: the context as it stands, then the instruction;
-* on the prefix up to the first kept message (the summary so far and what it now replaces): still read from cache;
-* fresh, in chunks that each fit, oldest first, the first carrying the previous summary (chapter 06's
-  ``summarise_in_chunks``); when not even the prompt fits, no call is sent, and what it could not cover is
-  dropped without a summary (the entry's ``sources`` name only what a summary covers).
-
-A note says which way was taken, and why. Simplified on purpose: one compaction at most per call; the summary
-goes in as the first user message, as pi and Claude Code place it. Taught in chapter 07.
+A note says which way was taken; one compaction per call at most; the summary is the first user message. Chapter 07.
 """
 
 from __future__ import annotations
@@ -62,6 +55,20 @@ SUMMARY_INSTRUCTION = ("Summarise the conversation so far for your own later use
 
 class CompactionError(BudgetError):
     """Even the floor (tools, system, newest user message and unit, results shrunk) is over budget. Chapter 07."""
+
+
+def compaction_cut(unit_tokens: list[int], room: int, pinned: int | None = None) -> tuple[int, int]:
+    """Where a compaction cuts the history: ``(index of the first unit kept, tokens of room left)``. Chapter 07.
+
+    ``unit_tokens``: each unit's size in tokens, oldest first. ``room``: the target minus the floor (tools, system,
+    summary room, the newest unit and the ``pinned`` one). Walks back from the unit before the newest, keeping each."""
+    first_kept = len(unit_tokens) - 1  # the newest unit is always kept
+    for k in range(len(unit_tokens) - 2, -1, -1):
+        if k != pinned:  # the pinned unit is counted in the floor
+            if unit_tokens[k] > room:
+                break  # never split a unit: the first that does not fit stops the walk
+            room, first_kept = room - unit_tokens[k], k
+    return first_kept, room
 
 
 @dataclass(frozen=True)
@@ -172,7 +179,7 @@ class CompactionStrategy:
         newest = units[-1].index
         # room for the summary: its share of the target, and never less than its message's fixed opening
         opening = meter.message(user(SUMMARY_PREFIX, "summary:empty"))
-        reserve = max(int(self.policy.summary_share * self.policy.target_ratio * window), opening)
+        reserve = max(int(self.policy.summary_share * min(self.policy.target_ratio * window, budget)), opening)
         floor = head + reserve + tokens[newest] + (tokens[pinned] if pinned not in (None, newest) else 0)
         shrunk_entries: tuple[Entry, ...] = ()
         if floor > budget:
@@ -187,15 +194,8 @@ class CompactionStrategy:
                     f"unit {tokens[newest]:,}, newest user message) needs {floor:,} tokens after shrinking the "
                     f"newest tool results once, over the budget of {budget:,} (window {window:,}). Raise the "
                     "window or shorten the system prompt or tools.", needed=floor, budget=budget)
-        target = max(int(self.policy.target_ratio * window), floor)
-        room, first_kept = target - floor, newest
-        for u in reversed(units[:newest]):
-            if u.index == pinned:
-                continue
-            if tokens[u.index] > room:
-                break
-            room -= tokens[u.index]
-            first_kept = u.index
+        target = max(min(int(self.policy.target_ratio * window), budget), floor)  # a window over the input limit
+        first_kept, room = compaction_cut(tokens, target - floor, pinned)
         dropped = [m for u in units[:first_kept] if u.index != pinned for m in u.messages]
         if not dropped:
             if shrunk_entries:  # the pruned newest results are all that changed

@@ -311,7 +311,8 @@ def test_run_py_browser_selects_exactly_the_browser_tests() -> None:
     out = subprocess.run(cmd, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=120).stdout
     collected = sorted(line.split("::")[1] for line in out.splitlines() if "::" in line)
     assert collected == ["test_chapter_03_budget_slider_redraws_the_token_bar",
-                         "test_chapter_04_pause_and_cache_rules_change_the_ledger"], out
+                         "test_chapter_04_pause_and_cache_rules_change_the_ledger",
+                         "test_chapter_06_regeneration_and_placement_change_the_summary_bill"], out
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes: on Windows every file passes os.access(X_OK)")

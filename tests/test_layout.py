@@ -35,8 +35,9 @@ BOOK = ("messages", "tokens", "estimators", "interactions", "context", "views", 
 
 # Layer ranks: an import must go to a lower rank, or stay inside its own layer. io and fast share a
 # rank but are different layers, so neither may import the other.
-RANKS = {"base": 0, "tables": 1, "wire": 2, "book": 3, "io": 4, "fast": 4, "lab": 5, "widgets": 6, "exercises": 6,
-         "front": 7, "cli": 8, "main": 9}  # front: ctxlab/__init__.py, the public API; main: python -m ctxlab
+RANKS = {"base": 0, "tables": 1, "wire": 2, "book": 3, "io": 4, "fast": 4, "lab": 5, "widgets": 6,
+         "diagrams": 6, "exercises": 6, "front": 7, "cli": 8, "main": 9}
+# front: ctxlab/__init__.py, the public API; main: python -m ctxlab
 WIRE_MAY_IMPORT = {"base", "tables", "wire"}  # the oracle is independent of what it checks
 
 

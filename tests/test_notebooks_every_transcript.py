@@ -67,12 +67,7 @@ def present_cases() -> list:
     if not CASES:
         return [pytest.param("(none)", "(none)", id="no-shared-transcripts")]
     default = DEFAULT & set(CASES)
-    cases = matrix(CASES, default)
-    # Chapter 07 is still in its first edition (issue 16 open): with no model recorded its takeaway cell stops
-    # with a TypeError. Strict, so the rewrite that fixes it must remove this mark.
-    return [pytest.param(*c.values, marks=[*c.marks, pytest.mark.xfail(
-                strict=True, reason="issue 16: chapter 07 stops on a transcript with no model (not rewritten yet)")])
-            if tuple(c.values) == ("07_compaction.ipynb", "llama-factory-toolcall") else c for c in cases]
+    return matrix(CASES, default)
 
 
 @pytest.mark.shared

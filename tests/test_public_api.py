@@ -34,7 +34,7 @@ BEFORE = {
 }
 # the rename of ContextManager (the old name stays, deprecated, for one release); the Responses API body (issue 12);
 # OpenAI's breakpoint cache simulator for GPT-5.6 on (issue 13)
-ADDED = {"AgentLoop", "OpenAIBreakpointCache", "to_responses_body"}
+ADDED = {"AgentLoop", "OpenAIBreakpointCache", "to_responses_body", "compaction_cut"}
 
 CHAPTER = re.compile(r"[Cc]hapters? \d\d")
 

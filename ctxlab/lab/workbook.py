@@ -56,9 +56,10 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     file = Path(path).expanduser() if path is not None else SAMPLE_SESSION  # "~/..." as a shell reads it
     if not file.exists():
         what = "the bundled sample" if path is None else "your transcript"
-        raise FileNotFoundError(f"{rel(file)}: {what} is not there. "
+        where = rel(file) if path is None else str(file.resolve())  # the learner's file: its full path
+        raise FileNotFoundError(f"{where}: {what} is not there. "
                                 + ("Run: python data/make_sample.py" if path is None else
-                                   "Check the path in TRANSCRIPT (a path relative to the notebooks folder works)."))
+                                   "Set TRANSCRIPT to an existing file (absolute, or relative to the notebooks folder)."))
     transcript = load(file)
     if conversation is not None or len(transcript.conversations) == 1:
         chosen = transcript.conversation(conversation if conversation is not None else None)
