@@ -1,4 +1,4 @@
-"""Chapters 07 and 08 run top to bottom on real transcripts, not only on the bundled sample.
+"""Chapters 07 (with its going-further notebook) and 08 run top to bottom on real transcripts, not only on the bundled sample.
 
 The same check as ``test_ch04_real_input.py``: each chapter is executed with nbclient in a fresh kernel
 with its ``TRANSCRIPT = None`` line replaced by a shared transcript (pi's ``before-compaction.jsonl``,
@@ -22,12 +22,14 @@ import pytest
 from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
-CHAPTERS = ("07_compaction", "08_putting_it_together")
+CHAPTERS = ("07_compaction", "07_compaction_further", "08_putting_it_together")
 TRANSCRIPTS = {"pi": "pi-mono/before-compaction.jsonl", "claude-code": "claude-code-viewer/*.jsonl"}
 # chapter -> ((a line of a cell's source, text its output must contain), ...)
 CHECKS = {
     "07_compaction": (("for slider, value in", "the largest context stays inside"),
-                      ("cov = coverage_after(conv, WINDOW)", "")),
+                      ("print(policy_table([trims_pi, small, batch]))", "Verdict: ")),
+    "07_compaction_further": (("cov = coverage_after(conv, WINDOW)", ""),
+                              ("first = first_triggers(conv, windows)", "counting: first compaction at call")),
     "08_putting_it_together": (("lw.strategy.value = strategy", "cheapest inside the window"),
                                ("mine = load_workbook_conversation(TRANSCRIPT)", "strategy ")),
 }

@@ -20,6 +20,7 @@ from ctxlab.base.errors import CtxlabError
 from ctxlab.facts import Fact
 from ctxlab.lab.ch07_compaction import policy_replay, prefix_rewrites, summary_rows, two_decimals
 from ctxlab.lab.replays import REPLAYS
+from ctxlab.lab.workbook import text_table
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 
@@ -112,6 +113,20 @@ def policy_row(r: PolicyRow) -> tuple[Any, ...]:
     facts = "—" if r.facts_kept is None else f"{r.facts_kept} (min {r.facts_kept_min})"
     return (r.name, r.window, r.compactions, r.rewrites, r.summary_calls, f"{100 * r.hit_rate:.1f}%", cost,
             r.total_input_tokens, r.max_context, facts)
+
+
+# the columns a core chapter shows: the table stays within 100 characters
+SHORT_COLUMNS = ("strategy", "compactions", "prefix rewrites", "summary calls", "hit rate", "cost", "facts kept")
+
+
+def policy_table(rows: Sequence[PolicyRow], columns: Sequence[str] = SHORT_COLUMNS) -> str:
+    """:func:`policy_row` of each row as a text table, only ``columns`` (names of :data:`POLICY_COLUMNS`; an unknown
+    name raises ValueError naming it). Chapter 07."""
+    unknown = [c for c in columns if c not in POLICY_COLUMNS]
+    if unknown:
+        raise ValueError(f"policy_table: no column {unknown[0]!r}; the columns are {', '.join(POLICY_COLUMNS)}")
+    at = [POLICY_COLUMNS.index(c) for c in columns]
+    return text_table([tuple(policy_row(r)[i] for i in at) for r in rows], columns)
 
 
 GRID_TRIGGERS = (0.6, 0.7, 0.8, 0.9)
