@@ -54,7 +54,7 @@ from ctxlab.messages import (
 from ctxlab.replay import Speedup, get_strategy
 from ctxlab.strategies import Call, Decision, Strategy
 from ctxlab.tables.default_model import DEFAULT_MODEL
-from ctxlab.tables.profiles import ModelProfile, profile_for
+from ctxlab.tables.profiles import ModelProfile, profile_for, with_window
 from ctxlab.tables.usage_rules import uncached_part
 from ctxlab.tokens import MessageMeter
 
@@ -86,17 +86,24 @@ class AgentLoop:
     """Owns the session and the strategy for one agent run (one thread): builds each request, records each reply.
 
     ``AgentLoop(session, "compaction", model="claude-sonnet-4-6")``; ``speedup`` (``ctxlab.fast.FAST``) gives
-    the same requests faster. Raises ValueError for an unknown strategy name. Chapter 08.
+    the same requests faster. ``max_tokens``: the reply room (tokens) every request asks for; the strategy then
+    decides under the input limit ``window - max_tokens`` (Anthropic: input + ``max_tokens`` within the window,
+    https://platform.claude.com/docs/en/build-with-claude/context-windows, read 2026-12-03) and each body asks for
+    all of it. Raises ValueError for an unknown strategy name, CtxlabError for a ``max_tokens`` above the
+    model's ``max_output_tokens``. Chapter 08.
     """
 
     def __init__(self, session: RunRecord, strategy: Strategy | str = "budgeted", *, model: str | None = None,
                  provider: str | None = None, profile: ModelProfile | None = None,
-                 speedup: Speedup | None = None) -> None:
+                 speedup: Speedup | None = None, max_tokens: int | None = None) -> None:
         self.session = session
         self.strategy = get_strategy(strategy) if isinstance(strategy, str) else strategy
         self.model = model or session.conversation().model or DEFAULT_MODEL
         self.profile = profile or profile_for(self.model, provider)
         self.provider = provider or self.profile.provider
+        limit = self.profile.input_limit(max_tokens) if max_tokens else None  # the window the strategy may fill
+        self.decides_under = with_window(self.profile, limit) if limit is not None else self.profile
+        self.max_tokens = max_tokens
         self.meter = speedup.meter(self.profile) if speedup else MessageMeter(self.profile)
         self.calls = 0
         self._ids = 0
@@ -137,11 +144,13 @@ class AgentLoop:
         self.calls += 1
         pending = Message(role="assistant", parts=(), id=f"pending-{self.calls}")  # the call about to be made
         call = Call("main", self.calls, pending, None, self.model, self.provider)
-        decision: Decision = self.strategy.decide(history, call, self.profile, self.meter)
+        decision: Decision = self.strategy.decide(history, call, self.decides_under, self.meter)
         for entry in decision.new_entries:
             self.session.append(entry)
-        ctx = decision.context
-        return Request(ctx, to_openai_body(ctx, self.model), to_anthropic_body(ctx, self.model), decision.notes,
+        ctx, anthropic = decision.context, to_anthropic_body(decision.context, self.model)
+        if self.max_tokens:  # the reply room left in the real window, all of max_tokens once the input fits
+            anthropic["max_tokens"] = max(1, min(self.max_tokens, self.profile.context_window - ctx.total_tokens))
+        return Request(ctx, to_openai_body(ctx, self.model), anthropic, decision.notes,
                        to_responses_body(ctx, self.model))
 
     def record_response(self, text: str = "", tool_calls: Sequence[tuple[str, str, Any]] = (), *,

@@ -31,7 +31,7 @@ CHECKS = {
     "07_compaction_further": (("cov = coverage_after(conv, WINDOW)", ""),
                               ("first = first_triggers(conv, windows)", "counting: first compaction at call")),
     "08_putting_it_together": (("lw.strategy.value = strategy", "cheapest inside the window"),
-                               ("mine = load_workbook_conversation(TRANSCRIPT)", "strategy ")),
+                               ("own = own_leaderboard(mine)", "strategy ")),
 }
 
 

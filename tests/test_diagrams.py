@@ -50,3 +50,76 @@ def test_request_breakpoints_equal_renders(diagrams):
     root = ET.fromstring(diagrams["request"].svg)
     drawn = [e for e in root.iter(NS + "polygon") if e.get("class") == "breakpoint"]
     assert len(drawn) == sum(len(c["breakpoints"]) for c in diagrams["request"].data["calls"])
+
+
+# --- the session tree (02), the sawtooth (07), the decision pipeline (08), and the committed figures ---------
+
+import subprocess
+import sys
+from pathlib import Path
+
+from ctxlab.diagrams import ALL, decision_pipeline, sawtooth, session_tree
+from ctxlab.diagrams.pipeline import ended_at, stages
+from ctxlab.io.session import Session
+from ctxlab.lab.ch07_compaction import compaction_call, compaction_window, policy_replay
+from ctxlab.lab.data import SAMPLE_SESSION
+from ctxlab.lab.replays import REPLAYS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def more():
+    return {"tree": session_tree(), "saw": sawtooth(), "pipe": decision_pipeline()}
+
+
+def test_new_diagrams_are_valid_deterministic_and_short(more):
+    again = {"tree": session_tree(), "saw": sawtooth(), "pipe": decision_pipeline()}
+    for key, d in more.items():
+        assert ET.fromstring(d.svg).tag == NS + "svg" and "<script" not in d.svg
+        assert all(len(line) <= 100 for line in d.text.splitlines())
+        assert again[key].svg == d.svg
+
+
+def test_tree_highlights_the_path_to_head(more):
+    s = Session.open(SAMPLE_SESSION)
+    d = more["tree"]
+    assert d.data["path"] == [item.id for item in s.path()] and d.data["head"] == s.head
+    assert d.data["leaves"] == s.leaves() and len(d.data["leaves"]) >= 2
+    root = ET.fromstring(d.svg)
+    assert len([e for e in root.iter(NS + "rect") if e.get("class") == "branch head"]) == 1
+    assert len([e for e in root.iter(NS + "line") if e.get("class") == "fork"]) == len(s.leaves()) - 1
+    assert all(len(s.children(f)) > 1 for f in d.data["forks"])
+
+
+def test_sawtooth_marks_the_replays_compactions(more):
+    d = more["saw"]
+    conv = load_workbook_conversation(None)
+    window = compaction_window(conv)
+    result = policy_replay(conv, window)
+    calls = [compaction_call(e.id) for e in result.new_entries if e.kind == "compaction"]
+    assert d.data["compactions"] == calls and d.data["window"] == window
+    assert d.data["tokens"] == [r.context_tokens for r in result.records]
+    assert d.data["trigger"] == int(0.8 * window) and d.data["target"] == int(0.5 * window)
+    assert all(v > d.data["target"] for v in d.data["floors"].values())
+    drawn = [e for e in ET.fromstring(d.svg).iter(NS + "polygon") if e.get("class") == "compaction"]
+    assert len(drawn) == len(calls)
+
+
+def test_pipeline_stages_come_from_the_strategy_and_counts_from_the_replay(more):
+    d = more["pipe"]
+    assert d.data["stages"] == stages() and stages()[0] == ("meter",) and ("compact",) in stages()
+    conv = load_workbook_conversation(None)
+    result = REPLAYS.replay(conv, "pipeline", window=compaction_window(conv))
+    assert sum(d.data["ended"].values()) == len(result.records) == d.data["calls"]
+    assert d.data["ended"]["compact"] == sum(1 for r in result.records if ended_at(r.notes) == "compact") >= 1
+    assert ended_at(("compacted 1 → 2",)) == "compact" and ended_at(()) == "send"
+
+
+def test_committed_figures_equal_a_fresh_render():
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "draw_diagrams.py"), "--check"],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ALL:
+        assert (REPO / "docs" / "figures" / f"{name}.svg").exists()
+        assert f"figures/{name}.svg" in (REPO / "docs" / "diagrams.md").read_text(encoding="utf-8")

@@ -41,6 +41,8 @@ from ctxlab.tables.profiles import profile_for
 
 # The strategies compared on a long transcript (a full leaderboard of pi takes about a minute).
 QUICK_STRATEGIES = ("full", "budgeted", "compaction", "pipeline")
+# Strategies the chapter leaves off its board, with the one that sends the same (see same_contexts).
+MERGED = {"sliding": "budgeted"}
 LONG_TRANSCRIPT_CALLS = 150
 
 # ---- the leaderboard -----------------------------------------------------------------------------------
@@ -74,12 +76,26 @@ def is_long(conversation: Conversation) -> bool:
 
 
 def quick_strategies(conversation: Conversation) -> tuple[str, ...]:
-    """Every strategy for a short transcript; for a long one (over 150 calls) :data:`QUICK_STRATEGIES`, plus
+    """The strategies chapter 08 compares: every one of :func:`~ctxlab.lab.compare.strategies_for` but those of
+    :data:`MERGED` for a short transcript; for a long one (over 150 calls) :data:`QUICK_STRATEGIES`, plus
     ``recorded`` when it holds compactions of its own. Chapter 08."""
-    names = strategies_for(conversation)
+    names = tuple(n for n in strategies_for(conversation) if n not in MERGED)
     if not is_long(conversation):
         return names
     return QUICK_STRATEGIES + tuple(n for n in names if n == "recorded")
+
+
+def same_contexts(conversation: Conversation, a: str = "sliding", b: str = "budgeted", *,
+                  window: int | None = None) -> tuple[int, int]:
+    """(calls where strategies ``a`` and ``b`` sent the same request, calls compared): the rendered blocks compared
+    call by call (tokens; ``window`` None: the model's own). Why :data:`MERGED` holds ``sliding``: on a history
+    that only grows, ``budgeted``'s oldest kept unit only moves forward too, so both send the same — on the sample
+    at 30,000 tokens at every one of its 77 calls. Chapter 08."""
+    first, second = (REPLAYS.replay(conversation, name, window=window) for name in (a, b))
+    pairs = list(zip(first.records, second.records))
+    same = sum(1 for x, y in pairs if x.request is not None and y.request is not None
+               and x.request.blocks == y.request.blocks)
+    return same, len(pairs)
 
 
 def widget_windows(window: int, step: int = 5_000) -> tuple[int, ...]:
@@ -106,7 +122,7 @@ class OwnBoard:
     @property
     def long(self) -> bool:
         """Whether only :data:`QUICK_STRATEGIES` (and ``recorded``) were compared: a long transcript."""
-        return self.names != strategies_for(self.conversation)
+        return is_long(self.conversation)
 
 
 def own_leaderboard(conversation: Conversation, *, check: bool | None = None) -> OwnBoard:

@@ -53,7 +53,8 @@ def fake_tool(name: str, arguments: str) -> str:
 @dataclass(frozen=True)
 class LoopStep:
     """One step of chapter 08's fake loop: the request's size (tokens) and messages, whether the strategy
-    compacted before it, and the session file afterwards (bytes, lines, and whether it only grew)."""
+    compacted before it, and the session file afterwards (bytes, lines, and whether it only grew); ``max_tokens``:
+    the reply room the Anthropic body asked for (tokens)."""
 
     step: int
     request_tokens: int
@@ -62,27 +63,31 @@ class LoopStep:
     file_bytes: int
     file_lines: int
     appended_only: bool
+    max_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class LoopRun:
     """Chapter 08's fake agent run: its steps, the first request bodies (both providers'), the session file's
-    name and the window (tokens)."""
+    name, the window and the ``max_tokens`` asked (tokens; None: ctxlab's default, capped by the room left)."""
 
     steps: tuple[LoopStep, ...]
     first_anthropic_body: dict[str, Any]
     first_openai_body: dict[str, Any]
     file_name: str
     window: int
+    max_tokens: int | None = None
 
 
 def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, strategy: str = "compaction",
-                  model: str = DEFAULT_MODEL) -> LoopRun:
+                  model: str = DEFAULT_MODEL, max_tokens: int | None = None) -> LoopRun:
     """An agent loop driven by :func:`fake_llm` through :class:`~ctxlab.loop.AgentLoop`, the session written
-    to ``path`` (a new file). Swap ``fake_llm`` for your HTTP client and ``fake_tool`` for your tools. Chapter 08."""
+    to ``path`` (a new file); ``max_tokens`` goes to the loop (the strategy decides under ``window - max_tokens``).
+    Swap ``fake_llm`` for your HTTP client and ``fake_tool`` for your tools. Chapter 08."""
     path = Path(path)
     session = Session.create(path, system=[SYSTEM], tools=TOOLS, model=model)
-    manager = AgentLoop(session, strategy, model=model, profile=with_window(profile_for(model), window), speedup=FAST)
+    manager = AgentLoop(session, strategy, model=model, profile=with_window(profile_for(model), window), speedup=FAST,
+                        max_tokens=max_tokens)
     manager.add_user(TASK)
     log, first = [], None
     for step in range(1, steps + 1):
@@ -96,11 +101,11 @@ def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, str
         after = path.read_bytes()
         log.append(LoopStep(step, request.context.total_tokens, len(request.context.messages),
                             any(n.startswith("compacted") for n in request.notes), len(after), after.count(b"\n"),
-                            after.startswith(before)))
+                            after.startswith(before), request.anthropic_body["max_tokens"]))
         if not message.tool_calls:
             break
     assert first is not None
-    return LoopRun(tuple(log), first.anthropic_body, first.openai_body, path.name, window)
+    return LoopRun(tuple(log), first.anthropic_body, first.openai_body, path.name, window, max_tokens)
 
 
 def body_shape(body: Any, depth: int = 0, max_depth: int = 3) -> list[str]:

@@ -18,6 +18,7 @@ prints it.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -29,6 +30,7 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation, Entry
 from ctxlab.replay import ReplayResult
 
+WIDTH = 100  # the widest line format_rows prints
 STRATEGIES = ("full", "sliding", "budgeted", "pruned", "paged", "budgeted+summary", "compaction", "pipeline")
 
 
@@ -141,19 +143,22 @@ def compare(conversation: Conversation, strategies: Sequence[str] | None = None,
 
 
 def format_rows(rows: Sequence[CompareRow]) -> str:
-    """The leaderboard as a text table (what the chapters print under their figure). ``overflows`` counts every
-    call over the window, ``in summaries`` how many of them were summary calls. Names and errors are shown one
-    line each, keys masked and control characters escaped (:func:`ctxlab.base.safe_text.shown`). Chapter 08."""
+    """The leaderboard as a text table of lines ≤ 100 characters (what the chapters print under their figure; the
+    input tokens are in :meth:`CompareRow.as_dict` and ``--json``). ``overflows`` counts every call over the window,
+    ``in summaries`` how many of them were summary calls. A strategy that cannot build a context gets its error,
+    wrapped at 100 characters. Names and errors are shown one line each, keys masked and control characters
+    escaped (:func:`ctxlab.base.safe_text.shown`). Chapter 08."""
     head = f"{'strategy':<17} {'cost':>10} {'hit rate':>8} {'compactions':>11} {'summaries':>9} " \
-           f"{'overflows':>9} {'in summaries':>12} {'input tokens':>13} {'facts kept':>10}"
+           f"{'overflows':>9} {'in summaries':>12} {'facts kept':>12}"
     lines = [head, "-" * len(head)]
     for r in rows:
         if r.error:
             error = r.error if len(r.error) <= 160 else r.error[:159] + "…"  # whole in as_dict() and --json
-            lines.append(f"{shown(r.name):<17} cannot build a context: {shown(error)}")
+            lines += textwrap.wrap(f"{shown(r.name):<17} cannot build a context: {shown(error)}", WIDTH,
+                                   subsequent_indent=" " * 18, break_on_hyphens=False)
             continue
         cost = f"${r.cost_usd:,.4f}" if r.cost_usd is not None else "unpriced"
         facts = f"{r.facts_kept} (min {r.facts_kept_min})" if r.facts_kept is not None else "—"
         lines.append(f"{shown(r.name):<17} {cost:>10} {r.hit_rate:>8.1%} {r.compactions:>11} {r.summary_calls:>9} "
-                     f"{r.overflows:>9} {r.summary_overflows:>12} {r.total_input_tokens:>13,} {facts:>10}")
+                     f"{r.overflows:>9} {r.summary_overflows:>12} {facts:>12}")
     return "\n".join(lines)
