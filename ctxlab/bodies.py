@@ -106,11 +106,12 @@ def openai_tool(spec: Any) -> dict[str, Any]:
                                              "parameters": spec.parameters}}
 
 
-def reply_cap(context: Context, max_tokens: int | None) -> int:
-    """``max_tokens`` for the reply: the one asked (default 4,096), at most what the window leaves after the
-    context's tokens, at least 1. A 200,000 window holding 199,000 → 1,000. Anthropic requires input +
+def reply_cap(context: Context, max_tokens: int | None, window: int | None = None) -> int:
+    """``max_tokens`` for the reply: the one asked (default 4,096), at most what the window (default the context's
+    own; :class:`~ctxlab.loop.AgentLoop` passes the model's when its strategy decided under a smaller one) leaves
+    after the context's tokens, at least 1. A 200,000 window holding 199,000 → 1,000. Anthropic requires input +
     ``max_tokens`` within the window. Chapter 04."""
-    room = context.window_tokens - context.total_tokens
+    room = (window or context.window_tokens) - context.total_tokens
     return max(1, min(max_tokens or DEFAULT_MAX_TOKENS, room))
 
 

@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 from ctxlab.base import validate
 from ctxlab.base.errors import CtxlabError, OrphanError
-from ctxlab.bodies import to_anthropic_body, to_openai_body, to_responses_body
+from ctxlab.bodies import reply_cap, to_anthropic_body, to_openai_body, to_responses_body
 from ctxlab.context import Context
 from ctxlab.interactions import Pairing
 from ctxlab.messages import (
@@ -87,10 +87,10 @@ class AgentLoop:
 
     ``AgentLoop(session, "compaction", model="claude-sonnet-4-6")``; ``speedup`` (``ctxlab.fast.FAST``) gives
     the same requests faster. ``max_tokens``: the reply room (tokens) every request asks for; the strategy then
-    decides under the input limit ``window - max_tokens`` (Anthropic: input + ``max_tokens`` within the window,
-    https://platform.claude.com/docs/en/build-with-claude/context-windows, read 2026-12-03) and each body asks for
-    all of it. Raises ValueError for an unknown strategy name, CtxlabError for a ``max_tokens`` above the
-    model's ``max_output_tokens``. Chapter 08.
+    decides under the input limit ``window - max_tokens`` (Anthropic: input + ``max_tokens`` within the window, as
+    ``ModelProfile.input_limit`` cites https://platform.claude.com/docs/en/build-with-claude/context-windows) and
+    each body asks for all of it. Raises ValueError for an unknown strategy name, CtxlabError for a
+    ``max_tokens`` above the model's ``max_output_tokens``. Chapter 08.
     """
 
     def __init__(self, session: RunRecord, strategy: Strategy | str = "budgeted", *, model: str | None = None,
@@ -149,7 +149,7 @@ class AgentLoop:
             self.session.append(entry)
         ctx, anthropic = decision.context, to_anthropic_body(decision.context, self.model)
         if self.max_tokens:  # the reply room left in the real window, all of max_tokens once the input fits
-            anthropic["max_tokens"] = max(1, min(self.max_tokens, self.profile.context_window - ctx.total_tokens))
+            anthropic["max_tokens"] = reply_cap(ctx, self.max_tokens, self.profile.context_window)
         return Request(ctx, to_openai_body(ctx, self.model), anthropic, decision.notes,
                        to_responses_body(ctx, self.model))
 

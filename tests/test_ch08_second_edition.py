@@ -20,8 +20,8 @@ def sample():
 
 
 def test_with_max_tokens_every_request_leaves_the_whole_reply_room(tmp_path):
-    """Anthropic, Context windows (https://platform.claude.com/docs/en/build-with-claude/context-windows, read
-    2026-12-03): "if input tokens plus `max_tokens` exceeds the context window size, the API returns a validation
+    """Anthropic, Context windows (https://platform.claude.com/docs/en/build-with-claude/context-windows, mirror
+    snapshot 2026-08-22, as ModelProfile.input_limit and tests/test_wire_limits.py quote it): "if input tokens plus `max_tokens` exceeds the context window size, the API returns a validation
     error" on earlier models; newer ones stop at the window. With max_tokens the loop keeps input + max_tokens
     within the window at every step."""
     window, asked = 6_000, 1_024
