@@ -47,7 +47,7 @@ class TiktokenCounter:
 
     @property
     def name(self) -> str:
-        return self.encoding_name if self.calibration == 1.0 else f"{self.encoding_name}x{self.calibration:g}"
+        return self.encoding_name if self.calibration == 1.0 else f"{self.encoding_name} × {self.calibration:g}"
 
     @property
     def exact(self) -> bool:

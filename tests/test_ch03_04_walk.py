@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from ctxlab.context import build_context
-from ctxlab.lab.ch03_walk import (context_without_stub, fixed_tokens, reserve_rows, stub_rows, walk_source,
-                                  window_verdicts)
+from ctxlab.lab.ch03_walk import (OLD_CLAUDE, SMALL_CLAUDE, context_without_stub, fixed_tokens, reserve_rows,
+                                  stub_rows, walk_source, window_verdicts)
 from ctxlab.lab.workbook import load_workbook_conversation
 from ctxlab.tables.profiles import profile_for
 from ctxlab.tokens import MessageMeter
@@ -37,9 +37,20 @@ def test_chapter_03_prints_the_walk():
 
 
 def test_reserve_rule_is_window_minus_max_tokens():
-    p = profile_for("claude-sonnet-4-5")
+    # Anthropic, Context windows: input + max_tokens must fit the window, so the budget is window − max_tokens.
+    p = profile_for("claude-haiku-4-5")
     rows = {r[1]: r for r in reserve_rows(p, (64_000,))}
-    assert rows["any"][2] == 180_000 and rows[64_000][2] == 136_000
+    assert rows["any"][2] == p.context_window * 9 // 10 and rows[64_000][2] == p.context_window - 64_000
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "claude-haiku-4-5", "claude-sonnet-4-6"])
+def test_reserve_rows_stay_within_the_models_max_output(model):
+    # The reader trial's crash: gpt-4o allows 16,384 output tokens, so 32,000 and 64,000 were asked of input_limit.
+    p = profile_for(model)
+    rows = reserve_rows(p)
+    asked = [r[1] for r in rows[1:]]
+    assert asked and max(asked) == p.max_output_tokens and all(m <= p.max_output_tokens for m in asked)
+    assert all(r[2] + r[3] == p.context_window for r in rows)
 
 
 def test_sample_stub_and_window_verdicts():
@@ -48,11 +59,19 @@ def test_sample_stub_and_window_verdicts():
     stubs = stub_rows(ctx.messages)
     assert len(stubs) == 1 and len(ctx.messages) == len(conv.messages) + 1
     assert not stub_rows(context_without_stub(ctx).messages)
-    verdicts = dict(window_verdicts(ctx))
-    cases = list(verdicts)
-    assert verdicts[cases[0]].startswith("input_over_window")
-    assert verdicts[cases[1]].startswith("output_over_window")
-    assert verdicts[cases[2]] == "accepted"  # Claude 4.5 and newer accept input + max_tokens over the window
+    verdicts = list(window_verdicts(ctx))
+    assert [v.split(":")[0] for _, v in verdicts] == ["accepted", "output_over_window", "accepted",
+                                                      "input_over_window"]
+    small, old = profile_for(SMALL_CLAUDE), profile_for(OLD_CLAUDE)
+    assert small.context_window == old.context_window  # the same window: only the model generation differs
+    assert f"{small.context_window + 1:,} input" in verdicts[3][0]  # one token over the real window, not a made-up one
+    assert f"{small.budget_tokens(0.9):,} input + {small.max_output_tokens:,} max_tokens" in verdicts[1][0]
+
+
+def test_window_verdicts_name_no_retired_model_as_the_comparison():
+    from ctxlab.tables.model_facts import model_facts
+    state = model_facts(SMALL_CLAUDE).lifecycle.value.published_state
+    assert state == "active", f"{SMALL_CLAUDE} is {state}: chapter 03 needs an active 200k model to compare with"
 
 
 @pytest.mark.skipif(not VIEWER, reason="claude-code-viewer transcript not present")

@@ -36,7 +36,7 @@ from ctxlab.io.session import Session
 from ctxlab.lab.data import SAMPLE_SESSION
 from ctxlab.lab.workbook import load_workbook_conversation
 from ctxlab.messages import Entry, Message, Transcript
-from ctxlab.tables.profiles import ModelProfile
+from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter
 
 __all__ = ["working_copy", "remove_working_copies", "sha256_of", "first_lines", "fork_points", "item_label",
@@ -214,3 +214,21 @@ def leaf_rows(session: Session) -> list[dict[str, Any]]:
     """Chapter 02: one row per leaf: id (cut by :func:`short_id`), path length (items), the last message (cut)."""
     return [{"leaf": short_id(leaf), "path items": len(session.path(leaf)), "last": item_label(session[leaf], 50)}
             for leaf in session.leaves()]
+
+
+def budget_line(conversation: Transcript, policy: BudgetPolicy | None = None) -> str:
+    """Where the budget of ``build_context(conversation)`` comes from, in one line.
+
+    With no ``budget_tokens`` the budget is ``input_ratio`` × the model's context window (the book's "keep 10%
+    for the reply" shortcut, :class:`BudgetPolicy`'s default 0.9); chapter 03 replaces it by window − ``max_tokens``.
+    Example: sample (claude-sonnet-4-6, 1,000,000 window) → "budget 900,000 tokens: 90% of the 1,000,000-token window
+    of claude-sonnet-4-6 (chapter 03)". Chapter 02.
+    """
+    policy = policy or BudgetPolicy()
+    profile = profile_for(conversation.model, conversation.provider)
+    budget = policy.budget_for(profile)
+    if policy.budget_tokens is not None:
+        return f"budget {budget:,} tokens, set by the policy (budget_tokens)"
+    model = conversation.model or f"no model recorded, so {profile.name}"
+    return (f"budget {budget:,} tokens: {policy.input_ratio:.0%} of the {profile.context_window:,}-token window of "
+            f"{model} (chapter 03)")

@@ -7,12 +7,12 @@ What it holds:
 * :func:`head_tokens` — the static head the builder adds when a transcript records no tools or system prompt
   (the same rule :func:`~ctxlab.context.build_context` follows), and :func:`fixed_tokens`, the whole fixed part;
 * :func:`reserve_rows` — the budget two ways: the texts' shortcut (90 % of the window) and window − ``max_tokens``;
-* :func:`window_verdicts` — what the Anthropic oracle (:mod:`ctxlab.wire`) says of a body too long for its window,
-  and of input + ``max_tokens`` over the window, on a model before Claude 4.5 and on the context's own model;
+* :func:`window_verdicts` — what the Anthropic oracle (:mod:`ctxlab.wire`) says of input + ``max_tokens`` over a
+  real window, on a model before Claude 4.5 and on an active one, and of an input over the window;
 * :func:`stub_rows` — the synthetic results ctxlab adds for interrupted tool calls (``unanswered="stub"``).
 
-Simplified on purpose: :func:`window_verdicts` gives the oracle the context's own token count as the body's input (the
-oracle counts nothing) and shrinks the window to make the error; no request is sent.
+Simplified on purpose: :func:`window_verdicts` tells the oracle an input size (the oracle counts nothing) rather than
+building a 180,000-token request; the windows and maximum outputs are the dated table's; no request is sent.
 """
 
 from __future__ import annotations
@@ -24,16 +24,17 @@ from typing import Sequence
 from ctxlab.bodies import to_anthropic_body
 from ctxlab.context import Context, build_context, fixed_part
 from ctxlab.messages import Conversation, Message
-from ctxlab.tables.profiles import ModelProfile
+from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tokens import MessageMeter, infer_static_head
 from ctxlab.wire import check_anthropic
 
 __all__ = ["WALK_START", "WALK_END", "walk_source", "head_tokens", "fixed_tokens", "reserve_rows", "window_verdicts",
-           "stub_rows", "context_without_stub", "OLD_CLAUDE"]
+           "stub_rows", "context_without_stub", "OLD_CLAUDE", "SMALL_CLAUDE"]
 
 # Chapter 03: the first and the line after the last of the walk inside build_context's source
 WALK_START, WALK_END = "room, kept_count = budget - fixed - must_t", "for u in units:  # past the cut"
 OLD_CLAUDE = "claude-sonnet-4-20250514"  # Chapter 03: a model before Claude 4.5, where the window rule is enforced
+SMALL_CLAUDE = "claude-haiku-4-5"  # Chapter 03: an active model with a 200,000-token window and 64,000 max output
 
 
 def walk_source() -> str:
@@ -72,32 +73,48 @@ def fixed_tokens(conversation: Conversation, profile: ModelProfile, meter: Messa
 
 def reserve_rows(profile: ModelProfile, max_tokens_values: Sequence[int] = (8_192, 32_000, 64_000)) -> list[tuple]:
     """Rows (rule, max_tokens, budget tokens, reply room tokens) under ``profile``: the texts' shortcut (90 % of the
-    window) and the rule the API states (input ≤ window − ``max_tokens``), for each ``max_tokens``. Chapter 03:
-    200,000 window, 64,000 max_tokens → shortcut 180,000 (20,000 left for a 64,000 reply), rule 136,000."""
-    window = profile.context_window
+    window) and the rule the API states (input ≤ window − ``max_tokens``), for each ``max_tokens`` the model allows
+    (values above its ``max_output_tokens`` are left out, and the maximum itself is added as the last row).
+    Chapter 03: 200,000 window, 64,000 max_tokens → shortcut 180,000 (20,000 left for a 64,000 reply), rule 136,000;
+    on gpt-4o (16,384 max output) the rows are 8,192 and 16,384."""
+    window, cap = profile.context_window, profile.max_output_tokens
     short = profile.budget_tokens(0.9)
+    values = sorted({m for m in max_tokens_values if cap is None or m <= cap} | ({cap} if cap else set()))
     rows: list[tuple] = [("90% shortcut", "any", short, window - short)]
-    rows += [("window − max_tokens", m, profile.input_limit(m), window - profile.input_limit(m))
-             for m in max_tokens_values]
+    rows += [("window − max_tokens", m, profile.input_limit(m), window - profile.input_limit(m)) for m in values]
     return rows
 
 
-def window_verdicts(context: Context, max_tokens: int = 32_000) -> list[tuple[str, str]]:
-    """(case, oracle verdict) for three bodies of ``context``: the input over a window one token smaller ("prompt is
-    too long"), and input + ``max_tokens`` over the window on :data:`OLD_CLAUDE` and on the context's own model.
-    Chapter 03; the rule's source is the verdict's (Anthropic, Context windows)."""
-    body = to_anthropic_body(context)
-    n = context.total_tokens
+def window_verdicts(context: Context, small: str = SMALL_CLAUDE) -> list[tuple[str, str]]:
+    """(case, oracle verdict) for four requests with ``context``'s messages, judged by the Anthropic oracle
+    (:func:`ctxlab.wire.check_anthropic`) against each model's real window and maximum output from the dated table:
 
-    def verdict(b: dict, window: int) -> str:
-        found = check_anthropic(b, input_tokens=n, context_window=window)
+    1. the context as built, on its own model, asking for the model's whole maximum output;
+    2. an input of 90 % of ``small``'s window (the shortcut) with its maximum output, on :data:`OLD_CLAUDE`
+       (same 200,000 window, before Claude 4.5: refused, "output_over_window");
+    3. the same on ``small`` (Claude 4.5 or newer: accepted, the reply is cut at the window);
+    4. an input one token over ``small``'s window: refused on every model ("prompt is too long").
+
+    Cases 2–4 give the oracle an input size (the oracle counts nothing; it is told the input's tokens) instead of
+    building a 180,000-token request. Raises KeyError via the table for an unknown ``small``. Chapter 03; the rule's
+    source is the oracle's (Anthropic, Context windows)."""
+    body = to_anthropic_body(context)
+    own = profile_for(body.get("model"))
+    ref = profile_for(small)
+    big = ref.budget_tokens(0.9)
+
+    def verdict(model: str, profile: ModelProfile, input_tokens: int, max_tokens: int | None) -> str:
+        b = {**body, "model": model, **({"max_tokens": max_tokens} if max_tokens else {})}
+        found = check_anthropic(b, input_tokens=input_tokens, context_window=profile.context_window)
         return "accepted" if not found else f"{found[0].rule}: {found[0].detail}"
 
-    own = {**body, "max_tokens": max_tokens}
-    return [("input over the window", verdict(body, n - 1)),
-            (f"input + max_tokens on {OLD_CLAUDE} (retired)",
-             verdict({**own, "model": OLD_CLAUDE}, n + max_tokens - 1)),
-            (f"input + max_tokens on {body.get('model')}", verdict(own, n + max_tokens - 1))]
+    cap, ref_cap = own.max_output_tokens or 8_192, ref.max_output_tokens or 8_192
+    return [(f"this context ({context.total_tokens:,}) + {cap:,} max_tokens on {body.get('model')}",
+             verdict(str(body.get("model")), own, context.total_tokens, cap)),
+            (f"{big:,} input + {ref_cap:,} max_tokens on {OLD_CLAUDE} (retired)",
+             verdict(OLD_CLAUDE, profile_for(OLD_CLAUDE), big, ref_cap)),
+            (f"{big:,} input + {ref_cap:,} max_tokens on {small}", verdict(small, ref, big, ref_cap)),
+            (f"{ref.context_window + 1:,} input on {small}", verdict(small, ref, ref.context_window + 1, None))]
 
 
 def stub_rows(messages: Sequence[Message]) -> list[tuple[int, str, str]]:

@@ -120,7 +120,7 @@ class ModelProfile:
         if self.tokenizer_exact:
             return ""
         whose = f"{self.provider}'s tokenizer" if self.provider != "other" else "this model's own tokenizer"
-        note = (f"{self.name}: counted with {self.tokenizer} x {self.calibration:g}, which is not "
+        note = (f"{self.name}: counted with {self.tokenizer} × {self.calibration:g}, which is not "
                 f"{whose}; counts are estimates.")
         if self.provider == "anthropic":
             note += f" The exact count is {COUNT_TOKENS} (not called: ctxlab stays offline)."

@@ -1,0 +1,51 @@
+"""Reader-trial findings for chapters 01–03 (issue 16): each one a check on the committed outputs or the code."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.lab.ch02_session import budget_line
+from ctxlab.lab.workbook import load_workbook_conversation
+from ctxlab.tables.model_facts import model_facts
+from ctxlab.tables.profiles import profile_for
+from ctxlab.tokens import TiktokenCounter
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def printed(name: str) -> str:
+    nb = nbformat.read(REPO / "notebooks" / name, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_a_calibrated_counter_reads_as_a_product():
+    # The trial read "o200k_basex1.257" as one name; the label is the encoding times the factor.
+    assert TiktokenCounter("o200k_base", 1.257).name == "o200k_base × 1.257"
+    assert TiktokenCounter("o200k_base").name == "o200k_base"
+    assert "basex" not in printed("02_session_and_context.ipynb")
+
+
+def test_chapter_02_says_where_its_budget_comes_from():
+    conv = load_workbook_conversation(None)
+    ctx = build_context(conv)
+    line = budget_line(conv)
+    p = profile_for(conv.model, conv.provider)
+    assert f"budget {ctx.budget_tokens:,} tokens" in line and f"{p.context_window:,}-token window" in line
+    assert ctx.budget_tokens == round(p.context_window * 0.9)
+    assert line in printed("02_session_and_context.ipynb")
+    assert budget_line(conv, BudgetPolicy(budget_tokens=5_000)).startswith("budget 5,000 tokens, set by the policy")
+
+
+def test_chapter_01_prints_where_the_claude_factor_comes_from():
+    source = model_facts("claude-sonnet-4-6").o200k_calibration.source
+    out = " ".join(printed("01_token_accounting.ipynb").split())  # fill() wraps lines
+    assert source.quote in out, "chapter 01 must quote the calibration row that 1.257 comes from"
+
+
+@pytest.mark.parametrize("model", ["claude-sonnet-4-6", "gpt-4o"])
+def test_budget_line_on_other_models(model):
+    from ctxlab.messages import Conversation, user
+    conv = Conversation("t", (user("hi", "u1"),), model=model)
+    assert f"{profile_for(model).context_window:,}-token window of {model}" in budget_line(conv)
