@@ -119,7 +119,7 @@ def test_did_you_mean_names_each_model_once_active_first():
     assert named[-1] == "claude-sonnet-4-5 (retired)" and sum("(retired)" in n for n in named) == 1
 
 
-@pytest.mark.parametrize("model, meant", [("gpt5", "gpt-5"), ("sonnet", "claude-sonnet-4-6")])
+@pytest.mark.parametrize("model, meant", [("mygpt5", "gpt-5"), ("sonnet", "claude-sonnet-4-6")])
 def test_a_name_of_another_shape_runs_with_a_hint(capsys, model, meant):
     assert meant in suggestions(model, 0.6, ("claude-sonnet-4-6", "gpt-5", "gpt-4o"))
     code, _, err = run(capsys, "replay", SAMPLE, "--model", model)
@@ -134,3 +134,13 @@ def test_check_says_the_model_is_retired(capsys):
             "today)") in out
     code, out, _ = run(capsys, "replay", SAMPLE, "--model", "claude-sonnet-4-6", "--check")
     assert code == 0 and "check: OK, every context passed\n" in out
+
+
+@pytest.mark.parametrize("model, meant", [("gpt4o", "gpt-4o"), ("gpt5", "gpt-5"), ("Claude-Sonnet-4.6", "claude-sonnet-4-6")])
+def test_a_known_id_with_other_punctuation_is_a_typo(capsys, model, meant):
+    # Issue 16's reader trial: `replay --model gpt4o` ran unpriced with exit 0; it is gpt-4o without its dash.
+    code, out, err = run(capsys, "replay", SAMPLE, "--model", model)
+    if code == 0:  # a name canonical_model_id reads as the known id runs as it
+        assert "unpriced" not in err
+        return
+    assert code == 2 and out == "" and err.count("\n") == 1 and f"did you mean {meant}?" in err

@@ -6,6 +6,7 @@ import nbformat
 import pytest
 
 from ctxlab.context import BudgetPolicy, build_context
+from ctxlab.lab.calibration import factor_source
 from ctxlab.lab.ch02_session import budget_line
 from ctxlab.lab.workbook import load_workbook_conversation
 from ctxlab.tables.model_facts import model_facts
@@ -42,6 +43,14 @@ def test_chapter_01_prints_where_the_claude_factor_comes_from():
     source = model_facts("claude-sonnet-4-6").o200k_calibration.source
     out = " ".join(printed("01_token_accounting.ipynb").split())  # fill() wraps lines
     assert source.quote in out, "chapter 01 must quote the calibration row that 1.257 comes from"
+    assert factor_source(profile_for("claude-sonnet-4-6")) in out
+
+
+def test_factor_source_for_a_claude_model_the_table_lacks():
+    # claude-trace records claude-3-5-haiku, which has no row: chapter 01 stopped with UnknownModelError there.
+    p = profile_for("claude-3-5-haiku", "anthropic")
+    line = factor_source(p)
+    assert line.startswith("claude-3-5-haiku has no row in the model table") and f"{p.calibration:g}" in line
 
 
 @pytest.mark.parametrize("model", ["claude-sonnet-4-6", "gpt-4o"])

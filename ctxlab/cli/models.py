@@ -11,10 +11,12 @@
   2. an unknown name shaped like an id of a provider ctxlab has rules for (``claude-``, ``gpt-``, ``gemini-``,
      ``o1``..) that is close to a known id (:func:`difflib.get_close_matches`, cutoff 0.8, against the table's
      families and genai-prices' model ids) is a typo: one line with the did-you-mean, exit 2
-     (``claude-sonet-4-5`` → ``claude-sonnet-4-5``; it used to run, silently unpriced);
+     (``claude-sonet-4-5`` → ``claude-sonnet-4-5``; it used to run, silently unpriced); so is any unknown name
+     with the letters and digits of a known id, whatever its punctuation (``gpt4o`` → ``gpt-4o``, ``gpt5`` →
+     ``gpt-5``: a reader trial of issue 16 ran ``gpt4o`` unpriced with exit 0);
   3. any other unknown name (a local model, a fine-tune, a deployment name) runs, with one line: unpriced,
      counted with the generic profile, with a did-you-mean when a looser match (cutoff 0.6, or the name inside
-     an id) finds ids of the facts table (``gpt5`` → ``gpt-5``; ``sonnet`` → ``claude-sonnet-4-6``);
+     an id) finds ids of the facts table (``mygpt5`` → ``gpt-5``; ``sonnet`` → ``claude-sonnet-4-6``);
   4. ``--model ""`` exits 2. A did-you-mean names each model once (by ``canonical_model_id``), models active on
      the price table's date first, then at most one retired one, marked ``(retired)``.
 
@@ -199,6 +201,11 @@ def suggestions(model: str, cutoff: float = CUTOFF, ids: Iterable[str] | None = 
     return active[:n - 1] + [f"{retired[0]} (retired)"]  # the retired one in the top n, after the active ones
 
 
+def _squashed(model_id: str) -> str:
+    """An id with only its letters and digits, lower case: ``"GPT-4.o"`` → ``"gpt4o"``."""
+    return re.sub(r"[^0-9a-z]", "", model_id.lower())
+
+
 def _retired(model: str, on: date) -> bool:
     try:
         return model_facts(model, on=on).lifecycle.value.state_on(on) == "retired"
@@ -228,6 +235,10 @@ def check_model_option(model: str | None) -> str | None:
         return _priced_only(model)
     bare = canonical_model_id(model)
     close = suggestions(model)
+    same = [i for i in families() if _squashed(i) == _squashed(bare)]  # "gpt4o" is "gpt-4o" without its dash
+    if same:
+        raise CtxlabError(f"--model {model!r} is not a model ctxlab or {prices.PACKAGE} {prices.package_version()} "
+                          f"knows; did you mean {same[0]}? (the same letters and digits as it)")
     if RULED.match(bare) and close:
         raise CtxlabError(f"--model {model!r} is not a model ctxlab or {prices.PACKAGE} {prices.package_version()} "
                           f"knows; did you mean {' or '.join(close)}? (a model of another kind, e.g. a local one, "

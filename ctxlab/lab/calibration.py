@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from ctxlab.messages import Conversation, Entry, Message
 from ctxlab.tables.profiles import ModelProfile, profile_for
 from ctxlab.tables.default_model import DEFAULT_MODEL
+from ctxlab.tables.model_facts import UnknownModelError, model_facts
 from ctxlab.tokens import MessageMeter, TiktokenCounter
 
 
@@ -98,3 +99,18 @@ def measure_calibration(conversation: Conversation, profile: ModelProfile | None
     if not ratios:
         return None
     return CalibrationReport(added / counted, statistics.median(ratios), len(ratios), added, counted, skipped)
+
+
+def factor_source(profile: ModelProfile) -> str:
+    """Where ``profile``'s calibration factor (Claude tokens per o200k token) comes from, in one sentence: the
+    model table row's status and its quote (the measurement, or the pooled figure it assumes), else the family
+    fallback for a Claude model the table does not list. Example: ``claude-sonnet-4-6`` → "claude-sonnet-4-6's
+    factor (assumed), Claude tokens / o200k tokens: both files together: 561,994 / 447,101 = 1.257. Both measured
+    files pooled …". Never raises for a model the table lacks. Chapter 01."""
+    try:
+        source = model_facts(profile.name).o200k_calibration.source
+    except UnknownModelError:
+        return (f"{profile.name} has no row in the model table: its factor {profile.calibration:g} is "
+                f"{profile.calibration_source or 'the Claude family fallback'}.")
+    return (f"{profile.name}'s factor ({source.status}), Claude tokens / o200k tokens: {source.quote}. "
+            f"{source.note.split('. ')[0].rstrip('.')}.")

@@ -17,6 +17,7 @@ breakpoint moved) is :mod:`ctxlab.lab.placement`'s, shown in ``06_summaries_furt
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -25,6 +26,7 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.summary_strategy import PLACEMENTS
 from ctxlab.tables.default_model import DEFAULT_MODEL
+from ctxlab.tables.model_facts import families
 from ctxlab.tables.prices import price_for
 from ctxlab.tables.profiles import profile_for
 
@@ -98,10 +100,20 @@ def choice_rows(conversation: Conversation, window: int, placements: Sequence[st
 def priced(conversation: Conversation, model: str | None) -> Conversation:
     """``conversation`` with ``model`` as its model (and that model's provider) when it records none, or one the
     price table does not hold, and ``model`` is given; else unchanged. ``priced(tau_bench, "gpt-4o").model`` →
-    ``"gpt-4o"``. Chapter 06 (also 05)."""
+    ``"gpt-4o"``. Chapter 06 (also 05).
+
+    Raises CtxlabError (one line, with the closest names of the model table) when ``model`` is not in the price
+    table, since it could not price anything: ``priced(conv, "gpt4o")`` → "MODEL = 'gpt4o' is not in ctxlab's
+    price table …; did you mean gpt-4o …?"."""
     if not model or (conversation.model and price_for(conversation.model, conversation.provider) is not None):
         return conversation
-    return dataclasses.replace(conversation, model=model, provider=profile_for(model).provider)
+    provider = profile_for(model).provider
+    if price_for(model, provider) is None:
+        close = difflib.get_close_matches(model, families(), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise CtxlabError(f"MODEL = {model!r} is not in ctxlab's price table, so it cannot price this transcript; "
+                          f"{hint}(MODEL = None leaves the costs unpriced)")
+    return dataclasses.replace(conversation, model=model, provider=provider)
 
 
 def pricing_line(conversation: Conversation) -> str:
