@@ -57,7 +57,7 @@ def test_an_unpriced_transcript_says_so_and_priced_names_a_model(shared_transcri
     from notebook_runner import shared_file  # tests/notebook_runner.py
 
     bare = load_workbook_conversation(shared_file(shared_transcripts, "tau-bench/*.json"))  # records no model
-    assert "no model recorded" in pricing_line(bare) and "set MODEL" in pricing_line(bare)
+    assert "no model recorded" in pricing_line(bare) and "MODEL = " in pricing_line(bare) and len(pricing_line(bare)) <= 100
     row = choice_row(bare, 5_000, regenerate="on_change")
     assert row.total_cost_usd is None and row.as_row()[-1] == "—" and row.summary_calls > 0
     assert "unpriced" in SummaryChoiceWidget(bare, 5_000).label.value

@@ -6,6 +6,8 @@ What it holds:
   usage and cost pi recorded) as :class:`BillCall` rows;
 * :func:`summarize` — the bill's totals: cost, prompt tokens, the share read from the prompt cache,
   and what the same calls would have cost with no cache at all;
+* :func:`miss_table` — the calls that read less than half their prompt, with the gap before each and the cause
+  the record shows: chapter 04's definition (:func:`ctxlab.lab.ch04_ledger.miss_rows`), the one both chapters print;
 * :func:`find_rewrites` — the calls that wrote again, to the cache, a prefix the previous call had
   already cached, with the cause the record shows (a pause longer than the cache lifetime, a
   thinking-setting or model change, a compaction) or none;
@@ -27,9 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-__all__ = ["CACHE_TTL_S", "BillCall", "read_bill", "Prices", "prices_from_bill", "BillSummary", "no_cache_cost",
-           "summarize", "Rewrite", "find_rewrites", "rewrite_rows", "REWRITE_COLUMNS", "notable_rewrites",
-           "PRICINGS", "BillView", "bill_view"]
+from ctxlab.lab.ch04_ledger import bill_ledger, miss_rows
+
+__all__ = ["CACHE_TTL_S", "BillCall", "read_bill", "miss_table", "misses_by_cause", "Prices", "prices_from_bill",
+           "BillSummary", "no_cache_cost", "summarize", "Rewrite", "find_rewrites", "rewrite_rows", "REWRITE_COLUMNS",
+           "notable_rewrites", "PRICINGS", "BillView", "bill_view"]
 
 CACHE_TTL_S = 300  # Chapter 00: Anthropic's default prompt-cache lifetime (seconds), refreshed on every use
 _INT = ("input", "cache_read", "cache_write", "output")
@@ -79,6 +83,25 @@ def read_bill(path: str | Path) -> list[BillCall]:
             **{k: int(float(r[k] or 0)) for k in _INT}, **{k: float(r[k] or 0) for k in _FLOAT},
             event=r.get("event") or ""))
     return out
+
+
+def miss_table(path: str | Path) -> list[tuple[int, str, str]]:
+    """``(call, gap, cause)`` for the calls of a bill CSV that read less than half their prompt: chapter 04's
+    :func:`~ctxlab.lab.ch04_ledger.miss_rows` of its :func:`~ctxlab.lab.ch04_ledger.bill_ledger`, not a second
+    definition (gap: since the previous call that sent a prompt; cause: what the record shows, or empty). On
+    ``data/pi_bill.csv``: 14 calls, the first ``(1, "", "first call")``. ``OSError`` on an unreadable file. Chapter 00.
+    """
+    return [(row[0], row[1], row[-1]) for row in miss_rows(bill_ledger(path))]
+
+
+def misses_by_cause(rows: Sequence[tuple[int, str, str]]) -> list[tuple[str, list[tuple[int, str]]]]:
+    """:func:`miss_table`'s rows as ``[(cause, [(call, gap), ...]), ...]``, causes in order of first occurrence, the
+    calls with none last (``"no cause recorded"``): the compact form chapter 00 prints. Chapter 00."""
+    groups: dict[str, list[tuple[int, str]]] = {}
+    for call, gap, cause in rows:
+        groups.setdefault(cause, []).append((call, gap))
+    none = groups.pop("", None)
+    return list(groups.items()) + ([("no cause recorded", none)] if none else [])
 
 
 @dataclass(frozen=True)
@@ -199,6 +222,7 @@ def _cause(gap_s: float, events: str, ttl_s: int) -> str:
 def find_rewrites(calls: Sequence[BillCall], min_tokens: int = 10_000, ttl_s: int = CACHE_TTL_S) -> list[Rewrite]:
     """Calls that re-wrote at least ``min_tokens`` of the previous prompt, with the recorded cause. Chapter 00.
 
+    BillWidget's marks when given no calls; the chapter marks :func:`miss_table`'s.
     Calls recorded with zero usage (aborted requests) are skipped: they neither read nor refresh
     the cache, so the gap and the events they carry count toward the next call that did.
     ``previous_prompt_tokens`` is kept for reference: the whole prompt of the previous call.
@@ -236,8 +260,7 @@ REWRITE_COLUMNS = ("call", "gap", "rewritten", "extra", "cause")  # Chapter 00: 
 
 
 def notable_rewrites(rewrites: Sequence[Rewrite]) -> dict[str, Rewrite]:
-    """The largest re-write with each kind of recorded cause, for chapter 00:
-    ``{"after a pause": ..., ...}`` (kinds absent are left out)."""
+    """The largest re-write of each recorded cause: ``{"after a pause": ..., ...}`` (absent kinds left out)."""
     kinds = {"after a pause": ("pause",), "after a thinking or model change": ("thinking", "model changed"),
              "after a compaction": ("compaction",), "with no recorded cause": ("none recorded",)}
     out = {}
@@ -253,8 +276,7 @@ PRICINGS = ("as billed", "no prompt cache")  # Chapter 00: the two ways bill_vie
 
 @dataclass(frozen=True)
 class BillView:
-    """Chapter 00's cost line for one pricing: the cumulative cost after each call (USD), the
-    total, and the calls that re-wrote the cached prefix."""
+    """Chapter 00's cost line for one pricing: the cumulative cost after each call (USD), the total, the re-writes."""
 
     pricing: str
     total_usd: float

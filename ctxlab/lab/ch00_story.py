@@ -69,7 +69,9 @@ def fork_events(path: str | Path, calls_by_id: dict[str, int] | None = None) -> 
     """One event per abandoned branch of a ctxlab session file (none for other formats). Chapter 00.
 
     The main line is the path to the session's head; every other leaf left it at the last item they share,
-    and ``calls_by_id`` (message id -> call number on the main line) places that item.
+    and ``calls_by_id`` (message id -> call number on the main line) places that item. The event's time is the
+    abandoned branch's first item (on the sample 10:54, while call 54 was at 09:31: the branch came later, and
+    the rewind after it), so the text says "after call N".
     """
     if detect(path) != "ctxlab-session":
         return []
@@ -84,7 +86,8 @@ def fork_events(path: str | Path, calls_by_id: dict[str, int] | None = None) -> 
         at = main[shared - 1] if shared else None
         call = max([n for i, n in (calls_by_id or {}).items() if i in main[:shared]], default=0)
         stamp = getattr(session[branch[shared]], "timestamp", None) if shared < len(branch) else None
-        text = f"the user rewinds to {at!r} and starts again: a fork ({len(branch) - shared} items left behind)"
+        left = len(branch) - shared
+        text = f"after call {call}: {left} items from {at!r} at this time, then a rewind to {at!r}: a fork"
         out.append(StoryEvent(call, _clock(_seconds(stamp)), "fork", text))
     return out
 

@@ -113,7 +113,8 @@ def with_pause(conversation: Conversation, before_call: int, minutes: float, thr
     Everything recorded after the previous call's response moves ``minutes`` later, and a ``note``
     entry marks the break (so the pause shows even when the call follows that response directly).
     The input is not changed. ``with_pause(conv, 20, 10)`` → call 20 is requested 10 minutes later
-    than recorded: longer than a 5-minute TTL, so it reads nothing. Chapter 04.
+    than recorded: longer than a 5-minute TTL, so it reads nothing. Raises :class:`CtxlabError` when
+    ``before_call`` is out of range or the call before it has no timestamp. Chapter 04.
     """
     if minutes <= 0:
         return conversation
@@ -124,7 +125,8 @@ def with_pause(conversation: Conversation, before_call: int, minutes: float, thr
         raise CtxlabError(f"a pause goes before call 2..{len(mine)} of thread {thread!r}; got {before_call}.")
     at, previous = mine[before_call - 2][0], mine[before_call - 2][1].message
     if not previous.timestamp:
-        raise CtxlabError(f"call {before_call - 1} of thread {thread!r} has no timestamp: a pause cannot be placed.")
+        where = "" if thread == "main" else f" of thread {thread!r}"  # one line: the widget shows 60 characters
+        raise CtxlabError(f"call {before_call - 1}{where} has no timestamp: no pause can follow it")
     delta = timedelta(minutes=minutes)
     items = list(conversation.items)
     moved = [replace(it, timestamp=_later(it.timestamp, delta)) if k > at and it.timestamp else it
@@ -158,16 +160,25 @@ MISS_COLUMNS = ("call", "gap", "prompt", "read", "written", "hit", "cost", "note
 
 
 def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float | None = None) -> list[tuple[Any, ...]]:
-    """Lines of :data:`MISS_COLUMNS` for the calls that read less than ``below`` of their prompt (empty calls left
-    out). ``gap``: seconds since the previous call; ``note``: what the record shows as a cause — the first call, a
-    previous prompt below the model's minimum, a gap over the TTL (``ttl_s``; None: each call's model's default
-    from :func:`~ctxlab.tables.cache_rules.rule_for`, 5 min on Claude, 24 h on gpt-4.1), what was recorded in
-    between — or nothing (the record holds no cause). Chapter 04."""
-    out, previous, prompt = [], None, None  # previous: time of the previous call; prompt: its prompt tokens
+    """Lines of :data:`MISS_COLUMNS` for the calls that read less than ``below`` of their prompt. The one definition
+    of a miss, its gap and its cause, shared by chapters 00 and 04.
+
+    Calls with no prompt tokens (aborted or failed requests recorded with zero usage) are left out: they neither
+    read nor refresh the cache, so ``gap`` is the seconds since the previous call that sent a prompt, and what
+    such calls recorded counts toward the next call that did. ``note``: what the record shows as a cause — the
+    first call, a previous prompt below the model's minimum, a gap over the TTL (``ttl_s``; None: each call's
+    model's default from :func:`~ctxlab.tables.cache_rules.rule_for`, 5 min on Claude, 24 h on gpt-4.1), what was
+    recorded on the call and on the empty calls before it ("call 174, no usage: …") — or nothing (the record holds
+    no cause). Chapter 04 (also 00)."""
+    out, previous, prompt = [], None, None  # previous: time of the previous call with a prompt; prompt: its tokens
+    between: list[str] = []  # what the empty calls since then recorded
     for r in ledger.rows:
+        if not r.total_input_tokens:
+            between += [f"call {r.call}, no usage: {r.note}"] if r.note else []
+            continue
         when = datetime.fromisoformat(r.at.replace("Z", "+00:00")) if r.at else None
         gap = (when - previous).total_seconds() if when and previous else None
-        if r.total_input_tokens and r.hit_rate < below:
+        if r.hit_rate < below:
             rule = rule_for(r.model, r.provider)
             minimum, ttl = rule.min_tokens, ttl_s or rule.ttl_s
             causes = ["first call"] if prompt is None else []
@@ -175,11 +186,12 @@ def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float | None = None) ->
                 causes.append(f"previous prompt below the {minimum:,} minimum")
             causes += [f"gap over the {ttl / 60:g}-min TTL"] if gap is not None and gap > ttl else []
             causes += [r.note] if r.note else []
+            causes += between
             out.append((r.call, "" if gap is None else f"{gap:,.0f} s", r.total_input_tokens, r.cache_read_tokens,
                         r.cache_write_tokens, f"{100 * r.hit_rate:.0f}%",
                         "—" if r.cost_usd is None else f"${r.cost_usd:,.4f}", "; ".join(causes)[:80]))
         previous = when or previous
-        prompt = r.total_input_tokens if r.total_input_tokens else prompt
+        prompt, between = r.total_input_tokens, []
     return out
 
 

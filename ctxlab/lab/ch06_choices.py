@@ -25,7 +25,6 @@ from ctxlab.base.errors import CtxlabError
 from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.summary_strategy import PLACEMENTS
-from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.model_facts import families
 from ctxlab.tables.prices import price_for
 from ctxlab.tables.profiles import profile_for
@@ -118,10 +117,10 @@ def priced(conversation: Conversation, model: str | None) -> Conversation:
 
 def pricing_line(conversation: Conversation) -> str:
     """One line on what prices this chapter: the recorded model, or why costs are unpriced and how to price them.
-    Chapter 06 (also 05)."""
+    At most ~100 characters. Chapter 06 (also 04, 05, 08)."""
     if conversation.model and price_for(conversation.model, conversation.provider) is not None:
         return f"model {conversation.model}: costs are priced from ctxlab's price table"
     if conversation.model:
-        return f"model {conversation.model[:36]!r}: costs are unpriced; set MODEL = \"gpt-4o\" to price them"
-    return (f"no model recorded: costs are unpriced (tokens are counted as for {DEFAULT_MODEL}); "
-            f"set MODEL = \"gpt-4o\" (or another) to price them")
+        return (f"model {conversation.model[:36]!r} has no price: costs are unpriced; "
+                f"set MODEL = \"gpt-4o\" to price them")
+    return f"no model recorded: costs are unpriced; set MODEL = \"gpt-4o\" (or another) to price them"

@@ -107,8 +107,11 @@ def clipped_summary(text: str, per_section: int = 3, chars: int = 110) -> str:
     return "\n".join(lines)
 
 
-RETENTION_COLUMNS = ("strategy", "known", "visible", "in summary", "via page", "lost", "kept (last)", "worst call",
-                     "summary calls", "cost", "lost at the last call")
+# Chapter 06: the columns of Retention.as_row. "known (last)": the checklist facts recorded before the last call
+# (FactRow.known, the same number as FactReport.facts_known_last) — not the checklist's size: a fact in the last
+# call's own reply, or on another branch, is in the checklist but not known to any call.
+RETENTION_COLUMNS = ("strategy", "known (last)", "visible", "in summary", "via page", "lost", "kept (last)",
+                     "worst call", "summary calls", "cost", "lost at the last call")
 
 
 @dataclass(frozen=True)
