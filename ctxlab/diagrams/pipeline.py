@@ -85,9 +85,11 @@ def decision_pipeline(conversation: Conversation | None = None, window: int | No
             canvas.line(ax + 4, TOP + BOX_H / 2, ax + gap - 8, TOP + BOX_H / 2, COLORS["ink"], width=1.5)
             canvas.polygon([(ax + gap - 8, TOP + BOX_H / 2 - 5), (ax + gap - 2, TOP + BOX_H / 2),
                             (ax + gap - 8, TOP + BOX_H / 2 + 5)], COLORS["ink"])
-    rows = [(" | ".join(step), ", ".join(_calls(ended[n]) for n in step if n in ended and n not in
-                                         ("meter", "re-meter")) or "every call") for step in steps]
-    text = (f"pipeline at {window:,} tokens: {len(result.records)} calls, {compactions} compactions\n"
+    rows = [(" | ".join(step), ", ".join(f"{_calls(ended[n])} at {n.split()[0]}" if len(step) > 1 else _calls(ended[n])
+                                         for n in step if n in ended and n not in ("meter", "re-meter"))
+             or "every call") for step in steps]
+    text = (f"pipeline at {window:,} tokens: {_calls(len(result.records))}, "
+            f"{compactions} {'compaction' if compactions == 1 else 'compactions'}\n"
             + text_table(rows, ["stage", "calls that ended there"]))
     return Diagram("decision_pipeline", canvas.svg(), text,
                    {"stages": steps, "ended": ended, "calls": len(result.records), "compactions": compactions})

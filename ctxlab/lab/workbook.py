@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ctxlab.base.errors import TranscriptError
 from ctxlab.base.safe_text import shown
 from ctxlab.io.formats import load
 from ctxlab.lab.data import REPO, SAMPLE_SESSION
@@ -41,17 +42,20 @@ def rel(path: str | Path) -> str:
 
 
 def load_workbook_conversation(path: str | Path | None = None, conversation: int | None = None,
-                               thread: str | None = None) -> Conversation:
+                               thread: str | None = None, strict: bool = True) -> Conversation:
     """The conversation a chapter measures: the bundled sample, or the learner's transcript at ``path``.
 
     Any format :func:`ctxlab.io.formats.load` reads is accepted. ``conversation`` picks one of several
     (a tau-bench or OpenAI file holds many); left ``None``, the one with the most messages is taken.
     A conversation with several threads (Claude Code sub-agents) is cut to ``thread``, by default
     ``main`` — each thread is its own agent with its own context. Every choice made for you is
-    written into ``notes``. ``load_workbook_conversation()`` → the sample session. Chapter 00 on.
+    written into ``notes``, and so is what the reader noted of the file (a line skipped with ``strict=False``, a
+    repaired parent). ``load_workbook_conversation()`` → the sample session. Chapter 00 on.
 
     Raises ``FileNotFoundError`` when the file is not there, ``ValueError`` for a thread it does
-    not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read.
+    not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read, its hint in a
+    chapter's words: a bad line is skipped (and named in ``notes``) with ``strict=False``, which a chapter's
+    setup cell takes as ``load_workbook_conversation(TRANSCRIPT, strict=False)``.
     """
     file = Path(path).expanduser() if path is not None else SAMPLE_SESSION  # "~/..." as a shell reads it
     if not file.exists():
@@ -60,7 +64,15 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
         raise FileNotFoundError(f"{where}: {what} is not there. "
                                 + ("Run: python data/make_sample.py" if path is None else
                                    "Set TRANSCRIPT to an existing file (absolute, or relative to the notebooks folder)."))
-    transcript = load(file)
+    try:
+        transcript = load(file, strict=strict)
+    except TranscriptError as err:  # the readers' hint, in a chapter's words
+        if not err.hint or "strict=False" not in err.hint:
+            raise
+        hint = err.hint.replace("load with strict=False", "pass strict=False (load_workbook_conversation(TRANSCRIPT, "
+                                "strict=False) in the chapter's setup cell)")
+        raise type(err)(err.file, err.line, err.problem, field=err.field, hint=hint) from None
+    skipped = tuple(n for n in getattr(transcript, "notes", ()) or ())  # the file's notes (a skipped line, a repair)
     if conversation is not None or len(transcript.conversations) == 1:
         chosen = transcript.conversation(conversation if conversation is not None else None)
     else:
@@ -78,7 +90,8 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
         kept = chosen.thread(name)
         note = f"took thread {name!r}" + (f"; other threads: {', '.join(others)}" if others else "")
         chosen = dataclasses.replace(kept, notes=kept.notes + (note,))
-    return chosen
+    missing = tuple(n for n in skipped if n not in chosen.notes)
+    return dataclasses.replace(chosen, notes=missing + chosen.notes) if missing else chosen
 
 
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
