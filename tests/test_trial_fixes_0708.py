@@ -1,0 +1,27 @@
+"""Issue 16's reader trial, chapter 07: a compaction aimed at 15,000 landed at 2,772 with no word on why."""
+
+import pytest
+
+from ctxlab.exercises.ex07_compaction_cut import real_cuts
+from ctxlab.lab.ch07_compaction import sawtooth_rows
+from ctxlab.lab.data import SAMPLE_SESSION
+from ctxlab.lab.workbook import load_workbook_conversation
+from ctxlab.widgets.ch07_compaction import SawtoothWidget
+
+WINDOW = 30_000
+
+
+@pytest.mark.skipif(not SAMPLE_SESSION.exists(), reason="the bundled sample is not there")
+def test_a_compaction_far_under_its_target_says_the_next_unit_was_too_big():
+    conv = load_workbook_conversation(None)
+    rows = {r[0]: r for r in sawtooth_rows(SawtoothWidget(conv, WINDOW).state)}
+    cuts = {c.call: c for c in real_cuts(conv, WINDOW)}
+    flagged = [call for call, r in rows.items() if "next unit too big for target" in r[5]]
+    assert flagged, rows
+    for call in flagged:
+        after, aimed = rows[call][2], rows[call][3]
+        assert after < aimed / 2
+        cut = cuts[call]
+        kept = cut.units.index(cut.kept_unit)
+        older = cut.unit_tokens[kept - 1]  # the unit just older than the first one kept
+        assert kept > 0 and older > aimed - after, (call, older, aimed, after)  # keeping it would pass the target
