@@ -58,3 +58,17 @@ def test_budget_line_on_other_models(model):
     from ctxlab.messages import Conversation, user
     conv = Conversation("t", (user("hi", "u1"),), model=model)
     assert f"{profile_for(model).context_window:,}-token window of {model}" in budget_line(conv)
+
+
+def test_the_orphan_verdict_names_the_pair_rule_not_only_the_first_found():
+    # The trial read "first: tool_result_first" (a block-order rule) where the chapter had dropped a call.
+    from ctxlab.lab.ch03_budget import call_and_result, provider_verdicts
+
+    ctx = build_context(load_workbook_conversation(None))
+    messages = list(ctx.messages)
+    caller, result = call_and_result(messages)
+    dropped_call = provider_verdicts(ctx, [m for m in messages if m is not caller])
+    assert "tool_result_orphan ×" in dropped_call["anthropic"] and "the pair: tool_result_orphan" in dropped_call["anthropic"]
+    dropped_result = provider_verdicts(ctx, [m for m in messages if m is not result])
+    assert "the pair: tool_use_answered" in dropped_result["anthropic"]
+    assert provider_verdicts(ctx, messages) == {"anthropic": "accepted", "openai": "accepted"}

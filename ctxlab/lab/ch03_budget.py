@@ -6,21 +6,21 @@ What it holds:
   cut into units at ``round`` and at ``turn`` granularity: how many units, how big;
 * :func:`kept_under` — what each granularity keeps under one budget (or why it cannot build);
   :func:`minimum_budget` — the smallest budget under which a context can be built;
-* :func:`call_and_result` — the first tool call and its result in a message list (for making orphans);
+* :func:`call_and_result` — the first tool call and its result (for making orphans); :func:`provider_verdicts`;
 * :func:`budget_state` — the context under one budget and profile, as the numbers
   :class:`ctxlab.widgets.ch03_budget.BudgetWidget` draws (the token bar, one decision per unit);
   :func:`budget_bounds` and :func:`spread_budgets` — the slider's range and the budgets a cell sets it to;
 * :func:`state_rows` / :func:`state_row` — a budget state as text-table rows.
 
-Simplified on purpose: the :class:`~ctxlab.tokens.MessageMeter` is passed in and kept by the caller, so
-measuring one conversation under many budgets counts each message once (counts are cached per
-message); an :class:`~ctxlab.fast.incremental.IncrementalMeter` (what the widget keeps) regroups nothing
-either: a move only walks the units again.
+Simplified on purpose: the :class:`~ctxlab.tokens.MessageMeter` is passed in and kept by the caller, so measuring
+one conversation under many budgets counts each message once (counts are cached per message); an
+:class:`~ctxlab.fast.incremental.IncrementalMeter` (what the widget keeps) regroups nothing: a move walks the units.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
@@ -181,19 +181,20 @@ def call_and_result(messages: Sequence[Message]) -> tuple[Message, Message] | No
 
 
 def provider_verdicts(context: Context, messages: Sequence[Message]) -> dict[str, str]:
-    """What each API says of ``context`` sent with ``messages`` instead: ``"accepted"``, or how many rules the
-    independent oracle (``ctxlab.wire``) finds broken and the first, with its path and its source.
-    ``{"anthropic": "1 broken; first: tool_use_answered at messages[1].content[3]: ...", "openai": ...}``.
-    Chapter 03.
-    """
+    """What each API says of ``context`` sent with ``messages`` instead: ``"accepted"``, or the rules the oracle
+    (``ctxlab.wire``) finds broken, counted by rule, and one with its path and source: the first about a pair
+    (``*orphan*``, ``*answered*``) if any, else the first. ``{"anthropic": "6 broken (tool_result_first ×3,
+    tool_result_orphan ×3); the pair: tool_result_orphan at messages[0].content[1]: ...", ...}``. Chapter 03."""
     sent = replace(context, messages=tuple(messages))
     found = {"anthropic": check_anthropic(to_anthropic_body(sent)), "openai": check_openai_chat(to_openai_body(sent))}
     out = {}
     for provider, broken in found.items():
-        first = broken[0] if broken else None
-        out[provider] = "accepted" if first is None else (
-            f"{len(broken)} broken; first: {first.rule} at {first.path}: {first.detail}. Source: {first.source.page}"
-            + (f": “{first.source.quote}”" if first.source.quote else ""))
+        pair = [b for b in broken if "orphan" in b.rule or "answered" in b.rule]
+        b = (pair or broken or [None])[0]
+        out[provider] = "accepted" if b is None else (
+            f"{len(broken)} broken ({', '.join(f'{r} ×{k}' for r, k in Counter(x.rule for x in broken).items())}); "
+            f"{'the pair' if pair else 'first'}: {b.rule} at {b.path}: {b.detail}. Source: {b.source.page}"
+            + (f": “{b.source.quote}”" if b.source.quote else ""))
     return out
 
 
