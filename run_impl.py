@@ -457,7 +457,7 @@ def browser_pytest_command(python: Path | str, extra_args: list[str]) -> list[st
     """pytest on the real-browser tests only. This ``-m`` comes after pyproject's addopts and replaces
     their ``-m 'not browser and not thorough'``; the addopts' network guard stays."""
     return [str(python), "-m", "pytest", "-m", "browser", "-rs", "tests/test_browser.py", "tests/test_browser_ch06.py",
-            *extra_args]
+            "tests/test_browser_ch08.py", *extra_args]
 
 
 def cmd_browser(pytest_args: list[str]) -> int:

@@ -1,4 +1,4 @@
-"""Chapters 03 and 04 in a real browser: JupyterLab, Run All, move a control, read the DOM.
+"""Chapters 03 and 04 in a real browser: JupyterLab, Run All, move a control, read the DOM (06, 08: own files).
 
 The unit tests drive the widgets from Python; these check the part they cannot: that a learner's
 click in JupyterLab reaches the kernel and the widget's new picture comes back. Marked ``browser``
@@ -312,7 +312,8 @@ def test_run_py_browser_selects_exactly_the_browser_tests() -> None:
     collected = sorted(line.split("::")[1] for line in out.splitlines() if "::" in line)
     assert collected == ["test_chapter_03_budget_slider_redraws_the_token_bar",
                          "test_chapter_04_pause_and_cache_rules_change_the_ledger",
-                         "test_chapter_06_regeneration_and_placement_change_the_summary_bill"], out
+                         "test_chapter_06_regeneration_and_placement_change_the_summary_bill",
+                         "test_chapter_08_strategy_and_window_change_the_leaderboard"], out
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file modes: on Windows every file passes os.access(X_OK)")
