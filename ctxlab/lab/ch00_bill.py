@@ -8,9 +8,8 @@ What it holds:
   and what the same calls would have cost with no cache at all;
 * :func:`miss_table` — the calls that read less than half their prompt, with the gap before each and the cause
   the record shows: chapter 04's definition (:func:`ctxlab.lab.ch04_ledger.miss_rows`), the one both chapters print;
-* :func:`find_rewrites` — the calls that wrote again, to the cache, a prefix the previous call had
-  already cached, with the cause the record shows (a pause longer than the cache lifetime, a
-  thinking-setting or model change, a compaction) or none;
+* :func:`find_rewrites` — the calls that wrote again, to the cache, a prefix the previous call had already
+  cached, with the cause the record shows (a pause past the cache lifetime, a thinking or model change, a compaction);
 * :func:`bill_view` — the cumulative cost line under one pricing (as billed, or no prompt cache):
   what :class:`ctxlab.widgets.ch00_bill.BillWidget` draws.
 

@@ -4,8 +4,7 @@ What it holds:
 
 * :func:`unit_sizes` / :func:`granularity_stats` / :func:`granularity_rows` — the same conversation
   cut into units at ``round`` and at ``turn`` granularity: how many units, how big;
-* :func:`kept_under` — what each granularity keeps under one budget (or why it cannot build);
-  :func:`minimum_budget` — the smallest budget under which a context can be built;
+* :func:`kept_under` — what each granularity keeps under one budget (or why not); :func:`minimum_budget`;
 * :func:`call_and_result` — the first tool call and its result (for making orphans); :func:`provider_verdicts`;
 * :func:`budget_state` — the context under one budget and profile, as the numbers
   :class:`ctxlab.widgets.ch03_budget.BudgetWidget` draws (the token bar, one decision per unit);
