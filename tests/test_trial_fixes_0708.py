@@ -25,3 +25,18 @@ def test_a_compaction_far_under_its_target_says_the_next_unit_was_too_big():
         kept = cut.units.index(cut.kept_unit)
         older = cut.unit_tokens[kept - 1]  # the unit just older than the first one kept
         assert kept > 0 and older > aimed - after, (call, older, aimed, after)  # keeping it would pass the target
+
+
+@pytest.mark.skipif(not SAMPLE_SESSION.exists(), reason="the bundled sample is not there")
+def test_an_unpriced_replay_shows_no_dollar_figure_for_its_summary_calls():
+    # The trial saw "unpriced" beside "summary calls $0.0000" on a transcript with no model.
+    import dataclasses
+
+    from ctxlab.lab.ch07_compaction import sawtooth_summary, state_row
+
+    priced_state = SawtoothWidget(load_workbook_conversation(None), WINDOW).state
+    assert priced_state.cost_usd is not None and "$" in sawtooth_summary(priced_state)
+    state = dataclasses.replace(priced_state, cost_usd=None)  # what a replay with no price gives
+    line = sawtooth_summary(state)
+    assert "cost unpriced" in line and "$" not in line, line
+    assert "$" not in " ".join(map(str, state_row(state))) and "unpriced" in state_row(state)

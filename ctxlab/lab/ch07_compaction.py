@@ -212,10 +212,11 @@ def state_row(s: SawtoothState) -> tuple[Any, ...]:
     """One line of :data:`STATE_COLUMNS` for a policy (an error keeps the policy and the reason). Chapter 07."""
     if s.error:
         return (f"{s.trigger_ratio:.0%}", f"{s.target_ratio:.0%}", "—", s.error[:50], *("—",) * 5)
-    cost = "unpriced" if s.cost_usd is None else f"${s.cost_usd:,.4f}"
+    cost, summaries = ("unpriced", "unpriced") if s.cost_usd is None else (f"${s.cost_usd:,.4f}",
+                                                                          f"${s.summary_cost_usd:,.4f}")
     return (f"{s.trigger_ratio:.0%}", f"{s.target_ratio:.0%}", len(s.compactions),
-            ", ".join(map(str, s.compaction_calls)) or "—", s.max_context, s.rewrites, f"${s.summary_cost_usd:,.4f}",
-            cost, f"{100 * s.hit_rate:.1f}%")
+            ", ".join(map(str, s.compaction_calls)) or "—", s.max_context, s.rewrites, summaries, cost,
+            f"{100 * s.hit_rate:.1f}%")
 
 
 def sawtooth_summary(state: SawtoothState) -> str:
@@ -224,12 +225,13 @@ def sawtooth_summary(state: SawtoothState) -> str:
     if state.error:
         return f"trigger {state.trigger_ratio:.0%}, target {state.target_ratio:.0%}: {shown(state.error)}"
     cost = "unpriced" if state.cost_usd is None else f"${state.cost_usd:,.4f}"
+    summaries = "" if state.cost_usd is None else f" ${state.summary_cost_usd:,.4f}"  # no $0.0000 beside unpriced
     return (f"window {state.window:,}, trigger {state.trigger_ratio:.0%} ({state.trigger_ratio * state.window:,.0f}), "
             f"target {state.target_ratio:.0%} ({state.target_ratio * state.window:,.0f}): "
             f"{_n(len(state.compactions), 'compaction')} "
             f"(calls {', '.join(map(str, state.compaction_calls)) or '—'}); "
             f"largest context {state.max_context:,} tokens; {_n(state.rewrites, 'prefix rewrite')}; cost {cost}, of "
-            f"which {_n(state.summary_calls, 'summary call')} ${state.summary_cost_usd:,.4f}; hit rate "
+            f"which {_n(state.summary_calls, 'summary call')}{summaries}; hit rate "
             f"{100 * state.hit_rate:.1f}%")
 
 
