@@ -171,3 +171,20 @@ def test_the_readers_codex_case(shared_transcripts: Path) -> None:
         bad = grade(Choice("pipeline", "1", trigger=0.6, target=0.3, cost_usd=quoted), board)
         assert f"you quoted ${quoted:,.4f}, the ledger says ${truth.cost_usd:,.4f}" in \
             _verdict(bad, "ledger numbers").detail
+
+
+def test_the_policy_replay_line_chapter_09_prints_for_the_learner_runs():
+    # Chapter 09's markdown gives the learner this exact call to read a policy's cost; it must work as written.
+    import re
+
+    from ctxlab.lab.ch07_compaction import policy_replay
+    from ctxlab.lab.ch08_leaderboard import own_leaderboard
+    from ctxlab.lab.workbook import load_workbook_conversation
+
+    nb = nbformat.read(REPO / "notebooks" / "09_your_agent.ipynb", as_version=4)
+    line = next(m.group(1) for c in nb.cells if c.cell_type == "markdown"
+                for m in [re.search(r"`(policy_replay\(own\.[^`]+)`", c.source)] if m)
+    own = own_leaderboard(load_workbook_conversation())
+    code = line.replace("trigger, target", "0.7, 0.35").replace("strategy=...", "strategy='pipeline'")
+    cost = eval(code, {"policy_replay": policy_replay, "own": own})  # noqa: S307 - the chapter's own text
+    assert cost is not None and cost > 0

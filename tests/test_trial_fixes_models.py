@@ -26,3 +26,11 @@ def test_a_mistyped_model_is_one_line_with_the_nearest_names(bare):
 def test_a_model_of_the_price_table_prices_and_none_leaves_it_unpriced(bare):
     assert priced(bare, "gpt-4o").model == "gpt-4o"
     assert priced(bare, None) is bare
+
+
+def test_a_mistyped_model_is_named_even_when_the_transcript_is_priced():
+    # The second trial: on the sample (priced), MODEL = "gpt4o" was silently ignored.
+    sample = load_workbook_conversation()
+    assert priced(sample, "gpt-4o") is sample  # a real model leaves a priced transcript as it is
+    with pytest.raises(CtxlabError, match="did you mean gpt-4o"):
+        priced(sample, "gpt4o")

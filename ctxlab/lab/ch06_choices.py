@@ -102,16 +102,18 @@ def priced(conversation: Conversation, model: str | None) -> Conversation:
     ``"gpt-4o"``. Chapter 06 (also 05).
 
     Raises CtxlabError (one line, with the closest names of the model table) when ``model`` is not in the price
-    table, since it could not price anything: ``priced(conv, "gpt4o")`` → "MODEL = 'gpt4o' is not in ctxlab's
+    table, whatever the transcript records, since it could not price anything: ``priced(conv, "gpt4o")`` → "MODEL = 'gpt4o' is not in ctxlab's
     price table …; did you mean gpt-4o …?"."""
-    if not model or (conversation.model and price_for(conversation.model, conversation.provider) is not None):
+    if not model:
         return conversation
     provider = profile_for(model).provider
-    if price_for(model, provider) is None:
+    if price_for(model, provider) is None:  # checked first: a typo is named even where the transcript is priced
         close = difflib.get_close_matches(model, families(), n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         raise CtxlabError(f"MODEL = {model!r} is not in ctxlab's price table, so it cannot price this transcript; "
                           f"{hint}(MODEL = None leaves the costs unpriced)")
+    if conversation.model and price_for(conversation.model, conversation.provider) is not None:
+        return conversation
     return dataclasses.replace(conversation, model=model, provider=provider)
 
 
