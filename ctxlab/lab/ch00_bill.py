@@ -259,7 +259,7 @@ REWRITE_COLUMNS = ("call", "gap", "rewritten", "extra", "cause")  # Chapter 00: 
 
 
 def notable_rewrites(rewrites: Sequence[Rewrite]) -> dict[str, Rewrite]:
-    """The largest re-write of each recorded cause: ``{"after a pause": ..., ...}`` (absent kinds left out)."""
+    """The largest re-write of each recorded cause: ``{"after a pause": ..., ...}`` (absent left out). Chapter 00."""
     kinds = {"after a pause": ("pause",), "after a thinking or model change": ("thinking", "model changed"),
              "after a compaction": ("compaction",), "with no recorded cause": ("none recorded",)}
     out = {}
