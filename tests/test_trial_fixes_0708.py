@@ -40,3 +40,21 @@ def test_an_unpriced_replay_shows_no_dollar_figure_for_its_summary_calls():
     line = sawtooth_summary(state)
     assert "cost unpriced" in line and "$" not in line, line
     assert "$" not in " ".join(map(str, state_row(state))) and "unpriced" in state_row(state)
+
+
+@pytest.mark.skipif(not SAMPLE_SESSION.exists(), reason="the bundled sample is not there")
+def test_the_capstone_says_why_its_window_is_not_the_models():
+    # The second trial: chapter 09 replayed a 1M-window model at 100,000 and did not say why.
+    from ctxlab.lab.ch08_leaderboard import leaderboard_window, window_reason
+    from ctxlab.lab.replays import REPLAYS
+    from ctxlab.tables.profiles import profile_for
+
+    conv = load_workbook_conversation(None)
+    window = leaderboard_window(conv)
+    cap = profile_for(conv.model, conv.provider).context_window
+    peak = max(r.context_tokens for r in REPLAYS.replay(conv, "full").records)
+    line = window_reason(conv, window)
+    assert window < cap and peak < 0.8 * cap
+    assert f"window {window:,}, not {conv.model}'s {cap:,}: full peaks at {peak:,} tokens" in line
+    assert "recorded" not in line and "recorded" in window_reason(conv, window, recorded=True)
+    assert window_reason(conv, cap).startswith(f"window {cap:,}: {conv.model}'s own")

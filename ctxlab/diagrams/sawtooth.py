@@ -11,7 +11,7 @@ summary room) was higher, the target it really aimed at — the floor — is dra
 from __future__ import annotations
 
 from ctxlab.diagrams.svg import COLORS, Canvas, Diagram
-from ctxlab.lab.ch07_compaction import compaction_window, policy_replay, sawtooth as sawtooth_state
+from ctxlab.lab.ch07_compaction import compaction_window, landed_far_below, policy_replay, sawtooth as sawtooth_state
 from ctxlab.lab.workbook import load_workbook_conversation, text_table
 from ctxlab.messages import Conversation
 
@@ -61,7 +61,8 @@ def sawtooth(conversation: Conversation | None = None, window: int | None = None
     canvas.text(LEFT, HEIGHT - 14, f"model call 1 … {len(tokens)}   ▼ compaction   ▬ target raised to the floor",
                 size=12, fill=COLORS["muted"])
     rows = [(c.call, c.tokens_before, c.tokens_after, floors.get(c.call, target),
-             "floor (target raised)" if c.call in floors else "target") for c in state.compactions]
+             "floor (target raised)" if c.call in floors else
+             "target (next unit too big)" if landed_far_below(c) else "target") for c in state.compactions]
     text = (f"window {window:,}, trigger {trigger:,}, target {target:,}; {len(tokens)} calls, "
             f"largest context {state.max_context:,}\n"
             + text_table(rows, ["compaction at call", "before", "after", "aimed at", "which"]))

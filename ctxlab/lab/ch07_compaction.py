@@ -186,6 +186,12 @@ def sawtooth(result: ReplayResult, window: int, trigger_ratio: float, target_rat
 SAWTOOTH_COLUMNS = ("call", "before", "after", "aimed at", "messages in summary", "note", "summary call")
 
 
+def landed_far_below(c: Any) -> bool:
+    """Whether a compaction ended under half the tokens it aimed at (``tokens_after`` < ``target_tokens`` / 2):
+    units are kept whole, newest first, so the next older unit would have passed the target. Chapter 07."""
+    return c.target_tokens is not None and c.tokens_after < c.target_tokens / 2
+
+
 def sawtooth_rows(state: SawtoothState) -> list[tuple[Any, ...]]:
     """One line of :data:`SAWTOOTH_COLUMNS` per compaction. Its note says why a compaction landed where it did:
     the target raised to the floor, results pruned first, above the target, or under half of it ("next unit too
@@ -194,7 +200,7 @@ def sawtooth_rows(state: SawtoothState) -> list[tuple[Any, ...]]:
     out = []
     for c in state.compactions:
         raised = c.target_tokens is not None and c.target_tokens > state.target_ratio * state.window
-        far_below = c.target_tokens is not None and c.tokens_after < c.target_tokens / 2  # whole units only
+        far_below = landed_far_below(c)
         note = ", ".join([w for w, on in (("target raised to the floor", raised), ("results pruned first", c.shrunk),
                                            ("above target", c.above_target),
                                            ("next unit too big for target", far_below)) if on])

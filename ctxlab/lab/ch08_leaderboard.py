@@ -69,6 +69,20 @@ def leaderboard_window(conversation: Conversation, step: int = 5_000) -> int:
     return cap if peak > 0.8 * cap else compaction_window(conversation, step)
 
 
+def window_reason(conversation: Conversation, window: int, recorded: bool = False) -> str:
+    """Why :func:`leaderboard_window` chose ``window``, in one sentence: the model's own window, or a smaller one
+    because ``full`` never fills 80% of the model's (its peak named); with ``recorded`` (the board holds that row),
+    that what the agent sent is judged at the smaller window too, so it can overflow there. Example: the sample →
+    "window 30,000, not claude-sonnet-4-6's 1,000,000: full peaks at 57,266 tokens …". Chapter 08 (also 09)."""
+    profile = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
+    if window == profile.context_window:
+        return f"window {window:,}: {profile.name}'s own, which the full history fills past 80%"
+    peak = max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
+    return (f"window {window:,}, not {profile.name}'s {profile.context_window:,}: full peaks at {peak:,} tokens, "
+            "under 80% of it, so the board uses a window where the strategies differ"
+            + ("; 'recorded', what the agent sent, is judged at it too, so it can overflow" if recorded else ""))
+
+
 def is_long(conversation: Conversation) -> bool:
     """Whether ``conversation`` has more than 150 model calls (its recorded assistant messages). Chapter 08."""
     calls = sum(1 for m in conversation.messages if m.role == "assistant" and m.origin is None)
