@@ -72,3 +72,14 @@ def test_the_orphan_verdict_names_the_pair_rule_not_only_the_first_found():
     dropped_result = provider_verdicts(ctx, [m for m in messages if m is not result])
     assert "the pair: tool_use_answered" in dropped_result["anthropic"]
     assert provider_verdicts(ctx, messages) == {"anthropic": "accepted", "openai": "accepted"}
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "notebooks").glob("0[0-8]_*.ipynb")), ids=lambda p: p.name)
+def test_questions_come_before_the_takeaway_in_every_chapter(path):
+    # The second trial: chapters 03 and 04 put the takeaway first, the others after the questions.
+    nb = nbformat.read(path, as_version=4)
+    heads = [c.source.split("\n")[0] for c in nb.cells if c.cell_type == "markdown"]
+    questions = [i for i, h in enumerate(heads) if h.startswith("## Questions")]
+    takeaway = [i for i, h in enumerate(heads) if h.startswith("## Takeaway")]
+    if questions and takeaway:
+        assert questions[0] < takeaway[0], f"{path.name}: the takeaway comes before the questions"
