@@ -151,6 +151,7 @@ def test_the_takeaway_and_the_grader_cells_grade_choice(own) -> None:
     assert f"Graded your CHOICE: pipeline at 0.6 → 0.3 — ${truth.cost_usd:,.4f}" in takeaway, takeaway
     assert "passes 7 of 7 rubric criteria" in takeaway, takeaway
     assert max(len(line) for line in (mine + takeaway).splitlines()) <= 100
+    assert text("1b1c5695").startswith("pipeline at 0.6 → 0.3 in the loop: ")  # the loop runs the chosen policy
 
 
 @pytest.mark.shared
@@ -188,3 +189,16 @@ def test_the_policy_replay_line_chapter_09_prints_for_the_learner_runs():
     code = line.replace("trigger, target", "0.7, 0.35").replace("strategy=...", "strategy='pipeline'")
     cost = eval(code, {"policy_replay": policy_replay, "own": own})  # noqa: S307 - the chapter's own text
     assert cost is not None and cost > 0
+
+
+def test_the_loop_runs_the_chosen_trigger_and_target(tmp_path):
+    # The second trial: chapter 09's fake loop ran the chosen strategy with the default 0.8 → 0.5.
+    from ctxlab.compaction import CompactionPolicy
+    from ctxlab.lab.ch08_leaderboard import run_fake_loop
+    from ctxlab.replay import get_strategy
+
+    default = run_fake_loop(tmp_path / "a.jsonl", steps=12, window=6_000, strategy="compaction")
+    low = run_fake_loop(tmp_path / "b.jsonl", steps=12, window=6_000,
+                        strategy=get_strategy("compaction", policy=CompactionPolicy(0.5, 0.25)))
+    assert max(s.request_tokens for s in low.steps) < max(s.request_tokens for s in default.steps)
+    assert sum(s.compacted for s in low.steps) > sum(s.compacted for s in default.steps)

@@ -19,6 +19,7 @@ from ctxlab.fast import FAST
 from ctxlab.io.session import Session
 from ctxlab.loop import AgentLoop
 from ctxlab.messages import ToolSpec
+from ctxlab.strategies import Strategy
 from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.profiles import profile_for, with_window
 
@@ -79,10 +80,12 @@ class LoopRun:
     max_tokens: int | None = None
 
 
-def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, strategy: str = "compaction",
+def run_fake_loop(path: str | Path, *, steps: int = 12, window: int = 6_000, strategy: str | Strategy = "compaction",
                   model: str = DEFAULT_MODEL, max_tokens: int | None = None) -> LoopRun:
     """An agent loop driven by :func:`fake_llm` through :class:`~ctxlab.loop.AgentLoop`, the session written
-    to ``path`` (a new file); ``max_tokens`` goes to the loop (the strategy decides under ``window - max_tokens``).
+    to ``path`` (a new file); ``strategy`` a name or a configured strategy (``get_strategy("pipeline",
+    policy=CompactionPolicy(0.7, 0.35))``, chapter 09); ``max_tokens`` goes to the loop (the strategy decides under
+    ``window - max_tokens``).
     Swap ``fake_llm`` for your HTTP client and ``fake_tool`` for your tools. Chapter 08."""
     path = Path(path)
     session = Session.create(path, system=[SYSTEM], tools=TOOLS, model=model)

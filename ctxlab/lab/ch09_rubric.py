@@ -137,7 +137,9 @@ def chosen_policy(choice: Choice) -> tuple[float, float] | None:
     return (choice.trigger or DEFAULT_POLICY[0], choice.target or DEFAULT_POLICY[1])
 
 
-def _valid(policy: tuple[float, float]) -> bool:
+def valid_policy(policy: tuple[float, float]) -> bool:
+    """Whether (trigger, target) passes the rubric's rule 0 < target < trigger ≤ 0.9 (the book's 90% input
+    shortcut). ``valid_policy((0.8, 0.5))`` → True; ``(0.5, 0.8)`` → False. Chapter 09."""
     trigger, target = policy
     return 0 < target < trigger <= MAX_TRIGGER
 
@@ -152,7 +154,7 @@ def graded_row(choice: Choice, own: OwnBoard) -> tuple[CompareRow | None, str]:
     Chapter 09."""
     row = next((r for r in own.board.rows if r.name == choice.strategy), None)
     policy = chosen_policy(choice)
-    if row is None or row.error or policy is None or not _valid(policy) or policy == DEFAULT_POLICY:
+    if row is None or row.error or policy is None or not valid_policy(policy) or policy == DEFAULT_POLICY:
         return row, choice.strategy
     try:
         result = policy_replay(own.conversation, own.window, *policy, strategy=choice.strategy)
@@ -169,7 +171,7 @@ def _policy(choice: Choice, own: OwnBoard) -> Verdict:
         return Verdict("policy", False, f"{choice.strategy} does not compact: a trigger and target apply only to "
                                         f"{' and '.join(COMPACTING)}")
     trigger, target = chosen_policy(choice) or DEFAULT_POLICY
-    if not _valid((trigger, target)):
+    if not valid_policy((trigger, target)):
         return Verdict("policy", False, f"need 0 < target < trigger ≤ {MAX_TRIGGER}: got {trigger} → {target}")
     try:
         result = policy_replay(own.conversation, own.window, trigger, target, strategy=choice.strategy)
