@@ -65,8 +65,13 @@ def leaderboard_window(conversation: Conversation, step: int = 5_000) -> int:
     is what the agent did); else a window where they differ (chapter 07's :func:`compaction_window`). The replay of
     ``full`` is the shared one (:data:`~ctxlab.lab.replays.REPLAYS`). Chapter 08."""
     cap = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider).context_window
-    peak = max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
-    return cap if peak > 0.8 * cap else compaction_window(conversation, step)
+    return cap if full_peak(conversation) > 0.8 * cap else compaction_window(conversation, step)
+
+
+def full_peak(conversation: Conversation) -> int:
+    """The largest context (tokens) the ``full`` strategy sends on ``conversation``, from the shared replay
+    (:data:`~ctxlab.lab.replays.REPLAYS`); 0 without calls. Chapter 08."""
+    return max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
 
 
 def window_reason(conversation: Conversation, window: int, recorded: bool = False) -> str:
@@ -77,7 +82,7 @@ def window_reason(conversation: Conversation, window: int, recorded: bool = Fals
     profile = profile_for(conversation.model or DEFAULT_MODEL, conversation.provider)
     if window == profile.context_window:
         return f"window {window:,}: {profile.name}'s own, which the full history fills past 80%"
-    peak = max((rec.context_tokens for rec in REPLAYS.replay(conversation, "full").records), default=0)
+    peak = full_peak(conversation)
     return (f"window {window:,}, not {profile.name}'s {profile.context_window:,}: full peaks at {peak:,} tokens, "
             "under 80% of it, so the board uses a window where the strategies differ"
             + ("; 'recorded', what the agent sent, is judged at it too, so it can overflow" if recorded else ""))

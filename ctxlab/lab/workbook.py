@@ -72,7 +72,7 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
         hint = err.hint.replace("load with strict=False", "pass strict=False (load_workbook_conversation(TRANSCRIPT, "
                                 "strict=False) in the chapter's setup cell)")
         raise type(err)(err.file, err.line, err.problem, field=err.field, hint=hint) from None
-    skipped = tuple(n for n in getattr(transcript, "notes", ()) or ())  # the file's notes (a skipped line, a repair)
+    skipped = transcript.notes  # the file's notes (a skipped line, a repaired parent)
     if conversation is not None or len(transcript.conversations) == 1:
         chosen = transcript.conversation(conversation if conversation is not None else None)
     else:
