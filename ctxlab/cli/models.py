@@ -43,7 +43,7 @@ from ctxlab.tables import prices
 from ctxlab.tables.cache_rules import NO_CACHE, rule_for
 from ctxlab.tables.default_model import DEFAULT_MODEL
 from ctxlab.tables.model_facts import READ, UnknownModelError, families, family_of, model_facts
-from ctxlab.tables.model_ids import canonical_model_id
+from ctxlab.tables.model_ids import canonical_model_id, same_letters
 from ctxlab.tables.profiles import profile_for
 
 PROVIDER_NAMES = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google"}
@@ -201,11 +201,6 @@ def suggestions(model: str, cutoff: float = CUTOFF, ids: Iterable[str] | None = 
     return active[:n - 1] + [f"{retired[0]} (retired)"]  # the retired one in the top n, after the active ones
 
 
-def _squashed(model_id: str) -> str:
-    """An id with only its letters and digits, lower case: ``"GPT-4.o"`` → ``"gpt4o"``."""
-    return re.sub(r"[^0-9a-z]", "", model_id.lower())
-
-
 def _retired(model: str, on: date) -> bool:
     try:
         return model_facts(model, on=on).lifecycle.value.state_on(on) == "retired"
@@ -235,7 +230,7 @@ def check_model_option(model: str | None) -> str | None:
         return _priced_only(model)
     bare = canonical_model_id(model)
     close = suggestions(model)
-    same = [i for i in families() if _squashed(i) == _squashed(bare)]  # "gpt4o" is "gpt-4o" without its dash
+    same = same_letters(bare, families())  # "gpt4o" is "gpt-4o" without its dash
     if same:
         raise CtxlabError(f"--model {model!r} is not a model ctxlab or {prices.PACKAGE} {prices.package_version()} "
                           f"knows; did you mean {same[0]}? (the same letters and digits as it)")

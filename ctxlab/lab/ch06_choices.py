@@ -26,6 +26,7 @@ from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
 from ctxlab.summary_strategy import PLACEMENTS
 from ctxlab.tables.model_facts import families
+from ctxlab.tables.model_ids import same_letters
 from ctxlab.tables.prices import price_for
 from ctxlab.tables.profiles import profile_for
 
@@ -108,7 +109,7 @@ def priced(conversation: Conversation, model: str | None) -> Conversation:
         return conversation
     provider = profile_for(model).provider
     if price_for(model, provider) is None:  # checked first: a typo is named even where the transcript is priced
-        close = difflib.get_close_matches(model, families(), n=3, cutoff=0.6)
+        close = same_letters(model, families()) or difflib.get_close_matches(model, families(), n=3, cutoff=0.6)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         raise CtxlabError(f"MODEL = {model!r} is not in ctxlab's price table, so it cannot price this transcript; "
                           f"{hint}(MODEL = None leaves the costs unpriced)")

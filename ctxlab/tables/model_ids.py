@@ -43,6 +43,7 @@ chapter 04 (caches are per model).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _BEDROCK = re.compile(r"^(?:(?:global|us|eu|apac|jp|au|ca|us-gov)\.)?anthropic\.(?P<id>.+?)(?:-v\d+(?::\d+)?)?$")
 _SNAPSHOT = re.compile(r"(?:-\d{8}|-\d{4}-\d{2}-\d{2}|-latest)$")
@@ -80,3 +81,11 @@ def _read_once(model: str) -> str:
     if model.startswith("claude-"):
         model = _CLAUDE_DOTS.sub("-", model)
     return model
+
+
+def same_letters(model: str, ids: Iterable[str]) -> list[str]:
+    """The ``ids`` with the letters and digits of ``model``, whatever the punctuation and case: a typo's shape.
+    ``same_letters("gpt4o", ["gpt-4o", "gpt-4.1"])`` → ``["gpt-4o"]``. Used by the CLI's ``--model`` rule and the
+    chapters' ``MODEL`` (issue 16)."""
+    squashed = re.sub(r"[^0-9a-z]", "", canonical_model_id(model).lower())
+    return [i for i in ids if re.sub(r"[^0-9a-z]", "", i.lower()) == squashed]
