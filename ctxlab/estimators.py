@@ -25,10 +25,14 @@ than 1% of the fitting messages are under-counted by more than 5%. ``data/estima
 it on the other half beside ``chars/3`` and ``chars/4``: under by more than 5% on 0.7% of the
 messages, 15% over in total (token-weighted).
 
-Why it is fast: one ``bytes.translate`` maps every byte to its weight and :func:`byte_sum` adds
-them (continuation bytes of a UTF-8 character weigh 0); two more ``translate`` calls map letters,
-digits and the rest to a few symbols whose two-byte patterns ``bytes.count`` finds — every pass
-runs in C. About 5x faster than tiktoken on the shared transcripts (``bench/RESULTS.md``).
+Why it is fast: every pass runs in C, and one table prices both the kinds and the run starts. One
+``bytes.translate`` maps each byte to its kind's 4-bit code; read as one big number and shifted right
+by a byte and a half, that map puts beside each byte the code of the byte before it, so a second
+``translate`` maps each (kind, kind before) pair to its price — the kind's weight, plus the run weight
+where a letter or digit follows anything else, plus the case weight where an upper-case letter follows
+a lower-case one or a digit — and :func:`byte_sum` adds the prices (continuation bytes of a UTF-8
+character weigh 0). ``bytes.find`` looks for base64-like runs. About 7x faster than tiktoken on the
+shared transcripts (``bench/RESULTS.md``); :func:`script_counts` is the readable version.
 
 Simplified on purpose: the transcripts hold almost no hangul, Cyrillic, Indic script or emoji, so
 those weights are not fitted but set to o200k's mean tokens for each character of the block on its
@@ -94,23 +98,23 @@ _CASE = _table({**{c: ord("a") for c in (string.ascii_lowercase + string.digits)
 _BASE64 = _table({c: ord("b") for c in (string.ascii_letters + string.digits + "+/=_-").encode()}, ord("."))
 _RUN_NEEDLE = b"b" * BASE64_RUN
 _BASE64_RUN_RE = re.compile(_RUN_NEEDLE + b"b*")  # a literal prefix: re finds it with a fast search
+_RUN_END = _RUN_NEEDLE + b"."  # a run's last 24 characters and the "." after: find skips 25 at a "." ending none
 
 
 _adler32 = zlib.adler32
 
 
-def byte_sum(data: bytes) -> int:
-    """``sum(data)``, about four times faster: Adler-32 adds the bytes in C.
+def byte_sum(data: bytes, largest: int = 255) -> int:
+    """``sum(data)``, about four times faster: Adler-32 adds the bytes in C. No byte of data is above ``largest``.
 
-    The low 16 bits of ``zlib.adler32(chunk)`` are 1 + the sum of the chunk's bytes modulo 65,521; a
-    chunk of 256 bytes sums to at most 65,280, so it never wraps and the sum is exact. Chapter 01.
+    Started from 0, the low 16 bits of ``zlib.adler32(chunk, 0)`` are the sum of the chunk's bytes modulo
+    65,521; a chunk of ``65,520 // largest`` bytes (256 for any bytes) sums to at most 65,520, so it never
+    wraps and the sum is exact. Chapter 01.
     """
-    if len(data) <= 256:
-        return (_adler32(data) & 0xFFFF) - 1
-    return sum((_adler32(data[k:k + 256]) & 0xFFFF) - 1 for k in range(0, len(data), 256))
-
-
-_NOT_DIGITS = bytes(b for b in range(256) if chr(b) not in string.digits)  # delete these to keep the digits
+    step = 65_520 // max(1, largest)
+    if len(data) <= step:
+        return _adler32(data, 0) & 0xFFFF
+    return sum(_adler32(data[k:k + step], 0) & 0xFFFF for k in range(0, len(data), step))
 
 
 def _run_kind(length: int, digits: int, case_changes: int) -> str:
@@ -122,6 +126,27 @@ def _run_kind(length: int, digits: int, case_changes: int) -> str:
 
 def _kind_table() -> dict[int, str]:
     return {b: name for name, chars in _KINDS for b in chars}
+
+
+# the fast path's kind map: each byte -> its kind's code 1-15 (KINDS order; 0 for a UTF-8 continuation byte),
+# times 16, so that the code of the byte before fits in the low 4 bits beside it
+_CODES = ("continuation",) + KINDS
+_KIND_MAP = _table({b: 16 * _CODES.index(name) for b, name in _kind_table().items()}, 0)
+_DIGIT = bytes([16 * _CODES.index("digit")])
+_UPPER_AFTER = tuple(bytes([16 * _CODES.index("upper") + _CODES.index(k)]) for k in ("lower", "digit"))
+
+
+def _pair_prices(w: dict[str, int]) -> list[int]:
+    """Hundredths of a token for each pair code 16 x kind + kind before: the kind's weight (0 for a
+    continuation byte), plus ``runs`` where a letter or digit follows anything else (a run starts there)
+    and ``case_changes`` where an upper-case letter follows a lower-case letter or a digit."""
+    words, lower = ("lower", "upper", "digit"), ("lower", "digit")
+    out = []
+    for pair in range(256):
+        kind, before = _CODES[pair >> 4], _CODES[pair & 15]
+        out.append((w[kind] if kind in KINDS else 0) + w["runs"] * (kind in words and before not in words)
+                   + w["case_changes"] * (kind == "upper" and before in lower))
+    return out
 
 
 def script_counts(text: str) -> dict[str, int]:
@@ -180,33 +205,43 @@ class ScriptAwareCounter:
             raise ValueError(f"ScriptAwareCounter needs a weight for {', '.join(sorted(missing))}.")
         if any(not 0 <= w[k] <= 255 for k in KINDS):
             raise ValueError("ScriptAwareCounter: a character kind's weight must be 0 to 255 hundredths of a token.")
-        kinds = _kind_table()
-        # every byte's price (a UTF-8 continuation byte costs 0: a character is priced by its lead byte)
-        prices = bytes(w[kinds[b]] if b in kinds else 0 for b in range(256))
+        prices = _pair_prices(w)
+        if any(w[k] < 0 for k in PATTERNS) or max(prices) > 0xFFFF:
+            raise ValueError("ScriptAwareCounter: runs and case_changes must be 0 or more, and a kind's weight plus "
+                             "either of them at most 65,535 hundredths of a token.")
+        low = bytes(p & 0xFF for p in prices)  # a price above 255 (large weights) is 256 x high + low
+        high = bytes(p >> 8 for p in prices) if max(prices) > 0xFF else b""
         object.__setattr__(self, "_w", w)
-        object.__setattr__(self, "_fast", (prices, w["runs"], w["case_changes"], w["texts"]))
+        # the tables, their largest bytes, the longest text one Adler-32 call adds (263 bytes with WEIGHTS)
+        object.__setattr__(self, "_fast", (low, max(low), 65_520 // max(1, *low), high, max(high, default=0),
+                                           w["texts"]))
 
     def count(self, text: str) -> int:
         """``ceil(sum of count x weight / 100)``, the same as pricing :func:`script_counts`; 0 for ``""``."""
         if not text:
             return 0
-        prices, w_runs, w_case, w_text = self._fast  # type: ignore[attr-defined]
+        low, low_max, one_sum, high, high_max, w_text = self._fast  # type: ignore[attr-defined]
         raw = text.encode("utf-8")
-        # The idea, fast: translate every byte to its price and add the prices up (both run in C);
-        # translate to the run and case maps and let bytes.count find the patterns (C again).
-        priced, run_map, case_map = raw.translate(prices), raw.translate(_RUNS), raw.translate(_CASE)
-        total = ((_adler32(priced) & 0xFFFF) - 1 if len(priced) <= 256 else byte_sum(priced)) + w_text \
-            + w_runs * (run_map.count(b" a") + run_map.startswith(b"a")) + w_case * case_map.count(b"aA")
+        kinds = raw.translate(_KIND_MAP)  # byte k: 16 x the code of its kind
+        # As one big-endian number, byte k - 1 sits 8 bits above byte k: shifted right by 12 bits, its code lands
+        # in the low 4 bits of byte k (int.from_bytes, >>, | and to_bytes all run in C)
+        x = int.from_bytes(kinds, "big")
+        pairs = (x | x >> 12).to_bytes(len(raw), "big")  # byte k: 16 x its kind + the kind before (0 at the start)
+        priced = pairs.translate(low)
+        total = w_text + (_adler32(priced, 0) & 0xFFFF if len(raw) <= one_sum else byte_sum(priced, low_max))
+        if high:  # only weights far above the fitted ones price a pair above 255
+            total += 256 * byte_sum(pairs.translate(high), high_max)
         if len(raw) >= BASE64_RUN:
-            marks = raw.translate(_BASE64)
-            a = marks.find(_RUN_NEEDLE)
-            while a >= 0:  # rare: a base64-like run adds its surcharge
-                b = marks.find(b".", a + BASE64_RUN)
-                b = len(marks) if b < 0 else b
-                changes = ((case_map[a - 1:a] if a else b" ") + case_map[a:b]).count(b"aA")  # pairs ending in the run
-                kind = _run_kind(b - a, len(raw[a:b].translate(None, _NOT_DIGITS)), changes)
+            marks = raw.translate(_BASE64) + b"."  # the "." ends a run at the end of the text too
+            b = marks.find(_RUN_END)
+            while b >= 0:  # rare: the base64-like run [a, b) adds its surcharge
+                b += BASE64_RUN
+                a = marks.rfind(b".", 0, b) + 1
+                # its case changes: the pairs in it of an upper-case letter after a lower-case one or a digit
+                changes = pairs.count(_UPPER_AFTER[0], a, b) + pairs.count(_UPPER_AFTER[1], a, b)
+                kind = _run_kind(b - a, kinds.count(_DIGIT, a, b), changes)
                 total += self._w[kind] * (b - a)  # type: ignore[attr-defined]
-                a = marks.find(_RUN_NEEDLE, b)
+                b = marks.find(_RUN_END, b + 1)
         return (total + 99) // 100  # rounded up; never negative: every weight is
 
 
