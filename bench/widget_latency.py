@@ -145,9 +145,18 @@ def _pi(section: Section, quick: bool) -> None:
     if "ch04 at once" in found:
         section.notes.append(
             "Chapter 04 right after opening: the background's replay waits while the click's runs, so the click "
-            "costs its own replay of pi and nothing more (0.2–0.7 s CPU by setting: `recorded`, the other cache "
-            "rules, a window step and gpt-4.1 about 0.2 s; `budgeted` 0.4 s; `sliding` 0.7 s); under 300 ms only "
-            "where that replay is, or where the background has already run it.")
+            "costs its own replay of pi and its drawing (about 40 ms: the figure, the 484-row table, the state), "
+            "and nothing more: `recorded`, the other cache rules and gpt-4.1 about 0.2 s, `budgeted` 0.3 s, "
+            "`sliding` 0.7 s; a window step of `full` or `recorded` replays nothing (their requests do not depend "
+            "on the window: the held replay is moved, `ctxlab/lab/replay_windows.py`); under 300 ms only where that "
+            "replay is, or where the background has already run it.")
+    if "ch08 at once" in found:
+        section.notes.append(
+            "Chapter 08 at a new window: `full` and `recorded` are moved from the board's own replays (the same "
+            "requests at any window, only the overflow verdict differs) and scored as those; `compaction` and "
+            "`pipeline` share the rule-based summarizer's findings per message with every replay before them; the "
+            "checklist scans of block texts are kept from one replay's score to the next. What remains is the "
+            "replays of `budgeted`, `compaction` and `pipeline` at that window.")
 
 
 def _fresh() -> None:

@@ -256,7 +256,7 @@ class Ledger:
 
     def _summary(self) -> list[str]:
         lines = []
-        for t in [*self.per_thread().values(), self.totals()] if len(self.per_thread()) > 1 else [self.totals()]:
+        for t in [*threads.values(), self.totals()] if len(threads := self.per_thread()) > 1 else [self.totals()]:
             cost = _usd(t.cost_usd) + (f" ({t.unpriced_calls} of {t.calls} calls unpriced)" if t.unpriced_calls else "")
             over = f", {t.overflow_calls} over the window" if t.overflow_calls else ""
             lines.append(f"{shown(t.thread)}: {t.calls} calls, prompt {t.total_input_tokens:,} tokens, hit rate "

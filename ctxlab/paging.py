@@ -264,7 +264,7 @@ class PagedStrategy(PrunedStrategy):
         shown, entry = page_message(msg, self.store, head_tokens=self.paging.head_tokens,
                                     tail_tokens=self.paging.tail_tokens, counter=counter,
                                     entry_id=self.entry_id("page", msg.id))
-        if not any(e.kind == "paged_result" and e.data.get("message_id") == msg.id for e in step.history.entries):
+        if msg.id not in self.entry_ids(step.history.items, "paged_result"):
             step.entries.append(entry)  # the first time this result is paged
         step.notes.append(f"paged on arrival: {msg.id} ({msg.tool_name}, {self.paging.kind_of(msg.tool_name)}) "
                           f"{text_tokens(msg, counter):,} tokens → {text_tokens(shown, counter):,} in view")

@@ -80,6 +80,7 @@ class PrunedStrategy:
     emitted: dict[str, int] = field(default_factory=dict, repr=False)  # entry id prefix -> entries so far
     last_view: tuple[tuple, tuple] = field(default=((), ()), repr=False)  # the last history's items, as shown
     last_replaced: tuple[tuple, dict] = field(default=((), {}), repr=False)  # the last history's items, replacements
+    last_ids: dict[str, tuple[tuple, frozenset]] = field(default_factory=dict, repr=False)  # entry_ids, by kind
 
     # ---- hooks (paging.PagedStrategy overrides them) ----
     def tools(self, history: Conversation) -> tuple[ToolSpec, ...]:
@@ -105,6 +106,15 @@ class PrunedStrategy:
         key = f"{prefix}:{message_id}"
         n = self.emitted[key] = self.emitted.get(key, 0) + 1
         return key if n == 1 else f"{key}:{n}"
+
+    def entry_ids(self, items: tuple, kind: str) -> frozenset[str]:
+        """The message ids the ``kind`` entries among ``items`` name, from those of the items seen last if they grew."""
+        seen, ids = self.last_ids.get(kind, ((), frozenset()))
+        if not (seen and len(items) >= len(seen) and items[len(seen) - 1] is seen[-1] and items[:len(seen)] == seen):
+            seen, ids = (), frozenset()
+        new = {e.data.get("message_id") for e in items[len(seen):] if isinstance(e, Entry) and e.kind == kind}
+        self.last_ids[kind] = (items, ids | new if new else ids)
+        return self.last_ids[kind][1]
 
     # ---- the decision ----
     def _shown(self, msg: Message, step: PruneStep) -> Message:

@@ -187,22 +187,25 @@ def default_breakpoints(kinds: Sequence[str], message_ids: Sequence[str | None],
     return set(sorted(marks)[-4:])  # at most four breakpoints per request
 
 
-def render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter) -> list[tuple[str, str, str, int]]:
+def render_message(msg: Message, provider: str, keep: bool, meter: MessageMeter, counted: Message | None = None
+                   ) -> list[tuple[str, str, str, int]]:
     """``(label, wire text, digest, tokens)`` per block of one message; the overhead rides on the first block.
 
     Earlier turns' thinking is sent (so the prefix stays byte-stable) but counts 0 tokens when the
-    profile says the provider ignores it (``keep=False``): Anthropic's documented context rule. Chapter 04.
+    profile says the provider ignores it (``keep=False``): Anthropic's documented context rule. ``counted``: a
+    message the meter counts the same, part for part, counted in ``msg``'s place (the fast path's: the recorded
+    message whose ids rule 6 of ``sendable`` renamed; ids are not counted), so it is not counted again. Chapter 04.
     """
-    wires = _message_blocks(msg, provider)
+    wires, counted = _message_blocks(msg, provider), counted or msg
     if len(wires) == 1:
         label, wire = wires[0]
         text = wire_text(wire)
-        return [(label, text, digest(text), meter.message(msg, include_thinking=keep))]
+        return [(label, text, digest(text), meter.message(counted, include_thinking=keep))]
     out = []
-    for k, ((label, wire), part) in enumerate(zip(wires, msg.parts)):
+    for k, ((label, wire), part, same) in enumerate(zip(wires, msg.parts, counted.parts)):
         text = wire_text(wire)
-        tokens = 0 if isinstance(part, ThinkingPart) and not keep else meter.part(part)
-        out.append((label, text, digest(text), tokens + (meter.overhead(msg) if k == 0 else 0)))
+        tokens = 0 if isinstance(part, ThinkingPart) and not keep else meter.part(same)
+        out.append((label, text, digest(text), tokens + (meter.overhead(counted) if k == 0 else 0)))
     return out
 
 

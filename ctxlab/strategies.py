@@ -1,9 +1,8 @@
 """Strategies: what to send at each model call, given the history so far.
 
-A strategy is an object with explicit state and one method,
-``decide(history, call) -> Decision``: from the history the agent had just before ``call``
-(a :class:`~ctxlab.messages.Conversation`), it returns the context to send, any new session
-entries (a compaction, a paged result — later chapters) and notes. The replay loop
+A strategy is an object with explicit state and one method, ``decide(history, call) -> Decision``: from the
+history the agent had just before ``call`` (a :class:`~ctxlab.messages.Conversation`), it returns the context to
+send, any new session entries (a compaction, a paged result — later chapters) and notes. The replay loop
 (``replay.py``) calls it once per recorded model call and feeds new entries back.
 
 Here:
@@ -11,14 +10,14 @@ Here:
 * ``full`` — send everything; a call whose prompt exceeds the window is flagged, not fixed;
 * ``sliding`` — a window over units whose start only moves forward: each call drops the oldest
   units, as few as needed to fit the budget (no pinning: the task can fall out);
-* ``budgeted`` — :func:`~ctxlab.context.build_context` from scratch at every call (pinned task
-  and newest user message, newest units backwards);
-* ``recorded`` — what the real agent sent: everything, except that a recorded compaction replaces
-  what came before its first kept message with its summary.
+* ``budgeted`` — :func:`~ctxlab.context.build_context` from scratch at every call (pinned task and newest user
+  message, newest units backwards);
+* ``recorded`` — what the real agent sent: everything, except that a recorded compaction replaces what came before
+  its first kept message with its summary.
 
-Each strategy also declares what it promises of its contexts (``budgeted``, ``added_tools``), which
-the checks (``checks.py``) hold it to. Taught in chapter 04; pruning, paging, summaries and compaction
-add strategies in 05–07, and ``replay.STRATEGIES`` names them all.
+Each strategy also declares what it promises of its contexts (``budgeted``, ``added_tools``), which the checks
+(``checks.py``) hold it to. Taught in chapter 04; pruning, paging, summaries and compaction add strategies in 05–07,
+and ``replay.STRATEGIES`` names them all.
 """
 
 from __future__ import annotations
@@ -179,8 +178,7 @@ class UnitMemory(Protocol):
 
 
 def history_units(history: Conversation, meter: MessageMeter) -> list[Unit]:
-    """``group_units`` of the history's sent messages (meta left out), from the meter's memory if it has one.
-    Chapter 04."""
+    """``group_units`` of the history's sent messages (meta left out), from the meter's memory if any. Chapter 04."""
     if isinstance(meter, UnitMemory):
         return meter.units_of(history)
     return group_units([m for m in history.messages if m.origin != "meta"])
@@ -189,6 +187,21 @@ def history_units(history: Conversation, meter: MessageMeter) -> list[Unit]:
 def whole_context(history: Conversation, profile: ModelProfile, meter: MessageMeter) -> Context:
     """The whole history as one context (a budget of 10**12 tokens, so nothing is dropped). Chapter 04."""
     return build_context(history, BudgetPolicy(budget_tokens=10**12), profile=profile, meter=meter)
+
+
+@runtime_checkable
+class WindowMemory(Protocol):
+    """The slot for a window read off units grouped once (``fast/``): the Context :func:`window_context` would
+    build, or None to let it build. Chapter 04."""
+
+    def window_context(self, history: Conversation, window: list[Unit], profile: ModelProfile) -> Context | None: ...
+
+
+def window_context(history: Conversation, window: list[Unit], profile: ModelProfile, meter: MessageMeter) -> Context:
+    """:func:`whole_context` of the messages of ``window``, some of ``history_units(history)`` in order. Chapter 04."""
+    if isinstance(meter, WindowMemory) and (known := meter.window_context(history, window, profile)) is not None:
+        return known  # the meter read it off the units it grouped
+    return whole_context(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
 
 
 @dataclass
@@ -200,8 +213,7 @@ class FullStrategy:
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
 
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
-        ctx = whole_context(history, profile, meter)
-        ctx = replace(ctx, budget_tokens=profile.context_window)
+        ctx = replace(whole_context(history, profile, meter), budget_tokens=profile.context_window)
         note = overflow_note(ctx.total_tokens, profile)
         return Decision(ctx, notes=(note,) if note else (), overflow=bool(note))
 
@@ -244,14 +256,12 @@ class SlidingStrategy:
         budget = profile.budget_tokens(self.input_ratio)
         newest_user = next((u.index for u in reversed(units) if u.first.is_real_user), -1)
         at, start = self.start_at.get(call.thread, 0), self.start_id.get(call.thread)
-        if at < len(units) and units[at].first.id == start:
-            first = at  # where the window started at the last call: the common case
-        else:
-            first = next((u.index for u in units if u.first.id == start), 0)
+        same = at < len(units) and units[at].first.id == start  # where it started at the last call: the common case
+        first = at if same else next((u.index for u in units if u.first.id == start), 0)
         while True:
             # the newest user message stays even when the window has slid past it: the task must stay
             window = ([units[newest_user]] if 0 <= newest_user < first else []) + units[first:]
-            ctx = whole_context(replace(history, items=tuple(m for u in window for m in u.messages)), profile, meter)
+            ctx = window_context(history, window, profile, meter)
             # the tools and the system prompt alone over the budget: no window helps, and the error says so
             check_fixed_part(ctx.tools_tokens, ctx.system_tokens, ctx.head_tokens, profile, budget)
             starts_wrong = profile.requires_user_first and window[0].first.role != "user"

@@ -6,8 +6,10 @@ every folder under ``../shared/data/transcripts`` — the folder's first file, b
 cell printed a Python traceback (a section whose data is missing says so in one line and the chapter goes on).
 
 Each case starts a kernel and runs a whole chapter, so the matrix is marked ``thorough``
-(``python run.py test -m thorough``); the default run keeps three cases, the crashes issue 16 names:
-chapter 05 on OpenHands, 06 on tau-bench, 07 on LLaMA-Factory (no model recorded, so unpriced).
+(``python run.py test -m thorough``); the default run keeps the crashes issue 16 names: chapter 05 on OpenHands
+and 07 on LLaMA-Factory (no model recorded, so unpriced) here, and 06 on tau-bench in
+``tests/test_ch05_06_real_input.py``'s default case, which runs that chapter on the same file and
+makes this file's check too (:func:`printed_traceback`): one kernel run instead of two.
 Skipped cleanly when ``../shared`` is absent.
 """
 
@@ -30,8 +32,8 @@ TRACEBACK = re.compile(r"Traceback \(most recent call last\):?\s*\n(?:.*\n){0,3}
 # inside the transcript's text (an agent's tool output, shown by a chapter) names other files.
 OWN_FRAME = re.compile(r"ipykernel_|<ipython-input|/ctxlab/|site-packages|/lib/python3")
 
-DEFAULT = {("05_pruning_and_paging.ipynb", "openhands"), ("06_summaries.ipynb", "tau-bench"),
-           ("07_compaction.ipynb", "llama-factory-toolcall")}
+DEFAULT = {("05_pruning_and_paging.ipynb", "openhands"), ("07_compaction.ipynb", "llama-factory-toolcall")}
+# ("06_summaries.ipynb", "tau-bench") runs by default in tests/test_ch05_06_real_input.py, with the same check
 CASES = [(chapter, folder) for chapter in CHAPTERS for folder in FOLDERS]
 
 

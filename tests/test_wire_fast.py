@@ -9,7 +9,9 @@ on every shared transcript, on hypothesis sessions with the shapes providers ref
 both providers' bodies, and on contexts cut and broken by hand so that the oracle has something to find.
 The shared cases over ~2 s (pi-mono's 484 calls and tau-bench's 200 conversations, both strategies; pi-mono
 ``full`` ~9 s) run under ``-m thorough``; every other shared file (Claude Code's and the OpenAI-shaped ones
-among them) runs in the default run.
+among them) runs in the default run, LLaMA-Factory's 300 and aider's 984 conversations on the slice
+``tests/test_fast.py`` replays by default (``default_slice``: every tenth and the twenty largest; each conversation
+is checked on its own), the whole file under ``-m thorough``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ctxlab.io import formats
 from ctxlab.messages import Conversation, Message, TextPart, ThinkingPart, ToolCallPart
 from ctxlab.replay import get_strategy, replay
 from helpers import Recording
+from test_fast import MANY, default_slice
 
 WINDOW = 30_000
 
@@ -123,18 +126,21 @@ def shared_cases() -> list:
     """(file, strategy) for every shared file (ids as ``conftest``'s ``shared_transcript`` gives them); the
     files in :data:`SLOW` marked thorough."""
     names = [p.relative_to(SHARED_TRANSCRIPTS).as_posix() for p in shared_transcript_files()] or ["(none)"]
-    return [pytest.param(name, strategy, id=f"{name}-{strategy}",
-                         marks=[pytest.mark.thorough] if name in SLOW else [])
-            for name in names for strategy in ("full", "compaction")]
+    sliced = [pytest.param(name, strategy, True, id=f"{name}-{strategy}-slice")
+              for name in names if name in MANY and name not in SLOW for strategy in ("full", "compaction")]
+    return sliced + [pytest.param(name, strategy, False, id=f"{name}-{strategy}",
+                                  marks=[pytest.mark.thorough] if name in SLOW or name in MANY else [])
+                     for name in names for strategy in ("full", "compaction")]
 
 
 @pytest.mark.shared
-@pytest.mark.parametrize("transcript, strategy", shared_cases())
-def test_every_shared_transcript_gets_the_books_violations(shared_transcripts, transcript, strategy):
+@pytest.mark.parametrize("transcript, strategy, sliced", shared_cases())
+def test_every_shared_transcript_gets_the_books_violations(shared_transcripts, transcript, strategy, sliced):
     path = shared_transcripts / transcript
     if not path.is_file():
         pytest.skip(f"no transcript files under {shared_transcripts}")
     skip_unless_a_reader_recognises(path)
-    for conv in formats.load(path).conversations:
+    convs = formats.load(path).conversations
+    for conv in [convs[k] for k in default_slice(convs)] if sliced else convs:
         pairs, made = decided(conv, strategy, None if strategy == "full" else WINDOW)
         same_verdicts(pairs, made)

@@ -12,8 +12,8 @@ def shared_prefix(a: Sequence[object], b: Sequence[object]) -> int:
     n = min(len(a), len(b))
     if a[:n] == b[:n]:
         return n
-    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]
-    while hi - lo > 1:
+    lo, hi = 0, n  # a[:lo] == b[:lo] and a[:hi] != b[:hi]: only the stretch between is compared, so the
+    while hi - lo > 1:  # halvings cost about n in all, not n per halving
         mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if a[:mid] == b[:mid] else (lo, mid)
+        lo, hi = (mid, hi) if a[lo:mid] == b[lo:mid] else (lo, mid)
     return lo

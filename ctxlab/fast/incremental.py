@@ -8,8 +8,7 @@ book's :class:`~ctxlab.context.ContextMemory` slot: build_context asks it first)
 * the new history must **extend** the remembered one: its first items are the same objects (a tuple comparison,
   which runs in C and succeeds on identity without looking inside a message);
 * units closed earlier never change (a round closes when all its calls have their results; a user message is a unit
-  of its own), so only the **last unit and the new messages** are grouped again, by
-  :func:`~ctxlab.interactions.group_units` itself;
+  of its own), so only the **last unit and the new messages** are grouped again, by ``group_units`` itself;
 * each unit's tokens are summed **once** into a running **prefix sum** (the meter counts each message once): any run
   of units costs one subtraction; the pins come from the list of units that start with a user message;
 * the walk back from the newest unit keeps units while they fit: where it stops is found by **bisection** on the
@@ -21,9 +20,9 @@ A call then costs O(new messages + log history) in Python, plus C-speed copies (
 kept messages; ``bench/`` measures it all). A history that does not extend a remembered one is grouped from scratch;
 a budget error, an orphan or an empty conversation returns ``None``, so that build_context raises its own error
 (errors have one implementation). ``tests/test_fast.py`` and ``tests/test_incremental.py`` check that both paths
-give equal Contexts. Chapter 03 teaches build_context; this module only makes it fast.
+give equal Contexts. The meter also gives the strategies the units it grouped, and ``sliding`` the context of a
+window of them (``window.py``). Chapter 03 teaches build_context; this module only makes it fast.
 """
-
 from __future__ import annotations
 
 import bisect
@@ -32,8 +31,9 @@ from dataclasses import dataclass, field, replace
 from ctxlab.base.errors import BudgetError
 from ctxlab.context import (NOT_COUNTED, OLDER, BudgetPolicy, Context, UnitDecision, UnitReport, check_fixed_part,
                             fixed_part, pins_for)
+from ctxlab.fast.window import RESUME, SlidingWindows
 from ctxlab.interactions import Orphan, Pairing, Unit, group_units, pairing_notes
-from ctxlab.messages import Conversation, Item, Message, TextPart
+from ctxlab.messages import Conversation, Item, Message
 from ctxlab.tables.profiles import ModelProfile
 from ctxlab.tokens import MessageMeter, TokenCounter, infer_static_head, thinking_counts
 
@@ -42,9 +42,6 @@ PAST_COUNTED: tuple[UnitDecision, str] = ("dropped", OLDER)  # past the cut, cou
 PAST_UNCOUNTED: tuple[UnitDecision, str] = ("dropped", NOT_COUNTED)  # past the cut, not counted (the default)
 FITS: tuple[UnitDecision, str] = ("kept", "fits")
 OLDER_STAND_IN = UnitReport(-1, "", "", 0, 0, *PAST_COUNTED)  # holds a report line's place until it is written
-# A real user message put in front of a tail that starts at a unit boundary: group_units then starts
-# the tail in the state it had there (no open round, no preamble). Its unit is removed again.
-_RESUME = Message(role="user", parts=(TextPart(""),), id="resume:incremental")
 
 
 @dataclass
@@ -99,7 +96,7 @@ class HistoryMemo:
         if at == 0:
             fresh = group_units(self.messages, granularity, unanswered)
         else:
-            tail = group_units([_RESUME, *self.messages[at:]], granularity, unanswered)[1:]
+            tail = group_units([RESUME, *self.messages[at:]], granularity, unanswered)[1:]
             fresh = [replace(u, index=at_unit + k, start=u.start - 1 + at, stop=u.stop - 1 + at)
                      for k, u in enumerate(tail)]
         self.forget_from(at_unit)
@@ -128,13 +125,14 @@ class HistoryMemo:
             self.tokens.append(n)
             self.cum.append(self.cum[-1] + n)
 
-    def lines(self, cache: list[UnitReport], upto: int, decision: tuple[UnitDecision, str]) -> list[UnitReport]:
-        """The first ``upto`` report lines with ``decision``, made once per unit (a copy of the list)."""
+    def lines(self, cache: list[UnitReport], upto: int, decision: tuple[UnitDecision, str],
+              start: int = 0) -> list[UnitReport]:
+        """Report lines ``start`` to ``upto`` with ``decision``, made once per unit (a copy of the list's part)."""
         while len(cache) < upto:
             u = self.units[len(cache)]
             n = None if decision == PAST_UNCOUNTED else self.tokens[u.index]  # "not counted": no tokens
             cache.append(UnitReport(u.index, u.kind, u.first.id, len(u.messages), n, *decision))
-        return cache[:upto]
+        return cache[start:upto]
 
     def orphan_notes(self, unanswered: str) -> list[str]:
         """``pairing_notes(self.pairing.orphans(), unanswered)``, each orphan's note written once: the orphans of a
@@ -162,7 +160,7 @@ class HistoryMemo:
         return self.head[2]
 
 
-class IncrementalMeter(MessageMeter):
+class IncrementalMeter(SlidingWindows, MessageMeter):
     """A :class:`~ctxlab.tokens.MessageMeter` that also remembers the last few histories it built contexts from
     (:data:`MAX_MEMOS`, most recently used last), so :func:`~ctxlab.context.build_context` on a history that only
     grew redoes only what changed: the book's ``ContextMemory`` slot, filled. The same counts and the same Contexts as
@@ -285,7 +283,7 @@ def incremental_context(conversation: Conversation, policy: BudgetPolicy, profil
     if stop >= 0:
         decision.setdefault(stop, ("dropped", why_stop))
         report.append(OLDER_STAND_IN)  # the unit the walk stopped at: its line is written below, with the decisions
-    report += memo.lines(memo.fits, newest + 1, FITS)[stop + 1:]
+    report += memo.lines(memo.fits, newest + 1, FITS, stop + 1)  # the kept run: only its lines copied
     for i, d in decision.items():
         u = units[i]
         n = tokens[i] if i != stop or stop_counted else None

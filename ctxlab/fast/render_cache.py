@@ -110,7 +110,7 @@ class RenderCache:
         if hit is not None and hit[0] is msg and hit[1] is meter:
             self._store[key] = hit
             return hit[2]
-        pieces = render_message(msg, provider, keep, meter)
+        pieces = render_message(msg, provider, keep, meter, self._sendable.counted_as(msg))  # ids renamed: counted
         twin = (id(msg), provider, not keep, id(meter))
         other = self._store.get(twin) or self._older.get(twin)
         if other is not None and other[0] is msg and other[1] is meter:  # the wire text is the same either way

@@ -17,8 +17,12 @@ piece**, and only the piece goes through ``sendable``. The two are laid end to e
   an opener (rule 8) the piece got for itself is dropped unless the prefix sent nothing.
 
 When a seam breaks one of these the whole context goes through ``sendable`` (the answer is the same
-either way; only the time differs). ``tests/test_fast.py`` checks equality against the book on every
-shared transcript's contexts and on generated ones. Bonus reading after chapter 08 (rules: chapter 04).
+either way; only the time differs). Each **piece** made is also kept by its first message, so a context
+whose front moved (a budgeted window that dropped its oldest units: no remembered prefix starts it) is
+laid end to end from the pieces of earlier calls, by the same seam checks, instead of going whole through
+``sendable`` (a window that starts inside a piece sends only the part up to the next piece).
+``tests/test_fast.py`` checks equality against the book on every shared transcript's contexts and on generated
+ones. Bonus reading after chapter 08 (rules: chapter 04).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ctxlab.messages import Message
 from ctxlab.sendable import OPENER, sendable
 
 RECENT = 6  # remembered prefixes (a replay interleaves threads, side calls and views)
+NOTED = 4096  # messages made by renaming ids, noted per generation (_Memo)
+SCAN = 64  # messages looked through for a piece to start from, when no remembered prefix starts a context
 
 
 class Ids:
@@ -55,6 +61,30 @@ class Ids:
             table.at.setdefault(c, k)
         table.tip = end
         return table
+
+
+class _Memo(dict):
+    """``sendable()``'s memo, which also notes each message rule 6 made (its ids renamed, nothing else changed):
+    ``renamed[id(made)] = (made, source)``. The meter counts both the same (ids are not counted), so the renderer
+    counts the source, already counted, instead of the copy. Only the newest are noted (two generations of
+    :data:`NOTED`: a copy is rendered at the call that made it). Bonus reading after chapter 08."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.renamed: dict[int, tuple[Message, Message]] = {}
+        self.older: dict[int, tuple[Message, Message]] = {}
+
+    def __setitem__(self, key: tuple, value: tuple) -> None:
+        super().__setitem__(key, value)
+        extra = key[-1]  # sendable's rule 6 keys: ("ids", new call ids...) and ("id", the result's new call id)
+        if isinstance(extra, tuple) and extra and extra[0] in ("ids", "id") and len(value[0]) == 1:
+            self.renamed[id(value[1])] = (value[1], value[0][0])
+            if len(self.renamed) > NOTED:
+                self.older, self.renamed = self.renamed, {}
+
+    def source(self, msg: Message) -> Message | None:
+        hit = self.renamed.get(id(msg)) or self.older.get(id(msg))
+        return hit[1] if hit is not None and hit[0] is msg else None
 
 
 def _call_ids(messages: Sequence[Message], offset: int) -> list[tuple[str, int]]:
@@ -129,8 +159,17 @@ class SendableCache:
     ``cache = SendableCache(); cache.messages(context.messages, "anthropic")``. Bonus reading after chapter 08."""
 
     def __init__(self) -> None:
-        self.memo: dict = {}  # sendable()'s memo: a message a rule changed is one object at every call
+        self.memo = _Memo()  # sendable()'s memo: a message a rule changed is one object at every call
         self._recent: list[Prefix] = []  # most recent last
+        # (id of its first message, kind) -> a piece made for a run starting there (the piece holds the message, so
+        # its id is not reused); two generations, as render_cache's messages: what recent contexts used stays
+        self._pieces: dict[tuple[int, str], Prefix] = {}
+        self._older: dict[tuple[int, str], Prefix] = {}
+        self._bound = 1024  # pieces per generation, at least two per message of the current context
+
+    def counted_as(self, msg: Message) -> Message | None:
+        """The message ``msg`` was made from by renaming its ids (rule 6): the meter counts both the same. Else None."""
+        return self.memo.source(msg)
 
     def _longest(self, messages: tuple[Message, ...], kind: str) -> Prefix:
         best = Prefix(kind, (), (), Ids(), Ids(), False)
@@ -146,14 +185,57 @@ class SendableCache:
                         or p.inputs != prefix.inputs][-RECENT + 1:]
         self._recent.append(prefix)
 
+    def _keep(self, piece: Prefix) -> Prefix:
+        """Keep ``piece`` under its first message (a later context may start there, or run through it)."""
+        if piece.inputs:
+            self._pieces[(id(piece.inputs[0]), piece.kind)] = piece
+            if len(self._pieces) > self._bound:
+                self._older, self._pieces = self._pieces, {}
+        return piece
+
+    def _kept(self, msg: Message, kind: str) -> Prefix | None:
+        key = (id(msg), kind)
+        piece = self._pieces.get(key) or self._older.get(key)
+        if piece is None or piece.inputs[0] is not msg:
+            return None
+        self._pieces[key] = piece
+        return piece
+
+    def _from_pieces(self, messages: tuple[Message, ...], kind: str, head: Prefix) -> Prefix:
+        """``head`` followed by the kept pieces ``messages`` runs through next, joined while no rule crosses a seam.
+        With no head, the run starts at the first kept piece among the first :data:`SCAN` messages (what comes
+        before it is a piece of its own)."""
+        n = len(head.inputs)
+        if n == 0:
+            for q in range(min(SCAN, len(messages))):
+                if self._kept(messages[q], kind) is not None:
+                    break
+            else:
+                return head
+            if q:
+                head = self._keep(_piece(messages[:q], kind, self.memo))
+                n = q
+        while n < len(messages):
+            piece = self._kept(messages[n], kind)
+            k = len(piece.inputs) if piece is not None else 0
+            if piece is None or n + k > len(messages) or messages[n + k - 1] is not piece.inputs[-1] \
+                    or messages[n:n + k] != piece.inputs:
+                break
+            joined = _join(head, piece)
+            if joined is None:
+                break
+            head, n = joined, n + k
+        return head
+
     def messages(self, messages: Sequence[Message], kind: str) -> tuple[Message, ...]:
         """What ``sendable(messages, kind)`` sends (equal messages, the same objects where the memo made them).
         Raises ValueError for an unknown ``kind``, as sendable does."""
         messages = tuple(messages)
-        head = self._longest(messages, kind)
+        self._bound = max(self._bound, 2 * len(messages))  # the current context's pieces always stay
+        head = self._from_pieces(messages, kind, self._longest(messages, kind))
         seam = _seam(messages, len(head.inputs))
-        middle = _join(head, _piece(messages[len(head.inputs):seam], kind, self.memo))
-        whole = _join(middle, _piece(messages[seam:], kind, self.memo)) if middle is not None else None
+        middle = _join(head, self._keep(_piece(messages[len(head.inputs):seam], kind, self.memo)))
+        whole = _join(middle, self._keep(_piece(messages[seam:], kind, self.memo))) if middle is not None else None
         if whole is None:  # a rule crosses a seam: the whole context, as the book does it
             whole = _piece(messages, kind, self.memo)
         elif middle is not head:

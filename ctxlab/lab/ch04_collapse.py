@@ -10,6 +10,7 @@ since the previous call and the tokens before the first block that changed (:cla
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from ctxlab.cache import prefix_diff
@@ -36,7 +37,24 @@ def _head_tokens(request: Any) -> int:
 
 
 def _message_ids(request: Any) -> set[str]:
-    return {b.message_id for b in request.blocks if b.message_id is not None}
+    ids = set(map(_MESSAGE_ID, request.blocks))  # no Python step per block: a pi request holds hundreds
+    ids.discard(None)
+    return ids
+
+
+_MESSAGE_ID = attrgetter("message_id")
+
+
+def dropped_messages(result: ReplayResult) -> dict[int, int]:
+    """Call number -> messages the previous call of its thread sent that this one does not (0: it only appended):
+    :func:`collapse`'s ``dropped_messages`` without the rest of its measures (what the ledger widget shows).
+    Chapter 04."""
+    out, last = {}, {}  # last: thread -> that thread's previous request's message ids
+    for rec, row in call_pairs(result):
+        ids = _message_ids(rec.request)
+        out[row.call] = len(last.get(row.thread, set()) - ids)
+        last[row.thread] = ids
+    return out
 
 
 @dataclass(frozen=True)
@@ -110,4 +128,4 @@ def collapse(result: ReplayResult) -> Collapse:
     return Collapse(tuple(out), first, rate(out[:cut]), rate(out[cut:]))
 
 
-__all__ = ["call_pairs", "CollapseCall", "Collapse", "collapse"]
+__all__ = ["call_pairs", "CollapseCall", "Collapse", "collapse", "dropped_messages"]

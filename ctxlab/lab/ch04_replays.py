@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from ctxlab.base.errors import CtxlabError
 from ctxlab.cache import prefix_diff
-from ctxlab.lab.ch04_collapse import call_pairs, collapse
+from ctxlab.lab.ch04_collapse import call_pairs, dropped_messages
 from ctxlab.lab.ch04_ledger import with_pause
 from ctxlab.lab.replays import REPLAYS
 from ctxlab.messages import Conversation
@@ -193,7 +193,7 @@ class LedgerReplays:
              pause_call: int = 2) -> bool:
         """Whether these settings' numbers (or at least their replay) are computed: showing them replays nothing.
         Chapter 04."""
-        return (strategy, provider, model, window, pause_minutes, pause_call) in self._states or REPLAYS.held(
+        return (strategy, provider, model, window, pause_minutes, pause_call) in self._states or REPLAYS.ready(
             self.paused(pause_minutes, pause_call), strategy, provider=provider,
             model=None if model == "as recorded" else model, window=window)
 
@@ -222,7 +222,7 @@ class LedgerReplays:
             result = self.result(*head)
         except CtxlabError as err:
             return LedgerState(*head, 0, 0, 0, 0, 0, 0, 0.0, None, 0, 0, (), str(err))
-        drops = {c.call: c.dropped_messages for c in collapse(result).calls}
+        drops = dropped_messages(result)  # collapse(result)'s drops, without its prefix diffs
         rows = []
         for rec, r in call_pairs(result):
             event = _event(rec.outcome.reason)

@@ -18,7 +18,10 @@ Simplified on purpose: a conversation is keyed by its identity, not its contents
 so the id is not reused while its replays are held): load a transcript once and pass the same object. A
 strategy is keyed by its name and the options that differ from its defaults; an option that is not a plain
 value (a summarizer, a page store) makes the replay run uncached, every time. A ``check=False`` request is
-answered by a ``check=True`` replay when one is held (the same ledger, with the violations counted too).
+answered by a ``check=True`` replay when one is held (the same ledger, with the violations counted too). An
+unchecked ``full`` or ``recorded`` at a new window is moved from the one held at another window (their requests do
+not depend on the window: :mod:`ctxlab.lab.replay_windows`), in milliseconds, and scored as that one (``moved``
+counts them, ``computed`` does not; :meth:`ReplayCache.ready` says whether a setting needs no replay).
 Results are shared: read them, never change them. A pi replay (484 calls) holds about 12 MB, hence the bounds.
 """
 
@@ -28,78 +31,19 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlab.base.errors import CtxlabError
-from ctxlab.facts import Fact, FactReport, fact_retention
+from ctxlab.facts import Fact, FactReport
 from ctxlab.fast import FAST, IncrementalMeter
+from ctxlab.fast.retention import fact_retention_fast
+from ctxlab.lab.replay_keys import CountedOnce, options_key, share_findings
+from ctxlab.lab.replay_windows import at_window, can_move
 from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult, Speedup, Strategy, get_strategy, replay
 from ctxlab.tables.profiles import ModelProfile
-from ctxlab.tokens import TokenCounter, counter_for
-
-_PLAIN = (str, int, float, bool, type(None))
-_DEFAULTS: dict[str, Strategy] = {}  # strategy name -> an instance with its defaults (compared, never run)
-
-
-def _plain(value: Any) -> bool:
-    """A value that can key a replay: a str, number, bool, None, a tuple of them, or a frozen dataclass of them."""
-    if isinstance(value, _PLAIN):
-        return True
-    if isinstance(value, tuple):
-        return all(_plain(v) for v in value)
-    params = getattr(value, "__dataclass_params__", None)
-    return bool(params is not None and params.frozen and not isinstance(value, type)
-                and all(_plain(getattr(value, f.name)) for f in fields(value)))
-
-
-def options_key(strategy: str, options: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
-    """The options of ``strategy`` that differ from its defaults, sorted (None: one is not a plain value, so the
-    replay cannot be shared). ``options_key("compaction", {"policy": CompactionPolicy(0.8, 0.5)})`` → ``()``,
-    the default policy. Raises ValueError for an unknown strategy name. Chapters 04–08."""
-    if not all(_plain(v) for v in options.values()):
-        return None
-    if strategy not in _DEFAULTS:
-        _DEFAULTS[strategy] = get_strategy(strategy)
-    default = _DEFAULTS[strategy]
-    missing = object()
-    return tuple(sorted((k, v) for k, v in options.items() if getattr(default, k, missing) != v))
-
-
-class CountedOnce:
-    """A token counter that counts each distinct text once and then remembers it: the same numbers as ``counter``
-    (its ``name`` and ``exact`` too). The replays a cache runs share one per counter, so a second strategy's replay
-    of a session counts only the texts the first did not (the summaries it writes, say). At most ``max_chars``
-    characters of text are remembered (then it starts afresh). ``CountedOnce(counter_for(profile)).count("hi")``
-    → what the counter gives. Chapters 04–08."""
-
-    def __init__(self, counter: TokenCounter, max_chars: int = 50_000_000) -> None:
-        self.counter, self.max_chars = counter, max_chars
-        self.name, self.exact = counter.name, counter.exact
-        self._counts: dict[str, int] = {}
-        self._chars = 0
-
-    def count(self, text: str) -> int:
-        n = self._counts.get(text)
-        if n is None:
-            n = self.counter.count(text)
-            if self._chars + len(text) > self.max_chars:
-                self._counts, self._chars = {}, 0
-            self._counts[text] = n  # one dict write: safe beside another thread's (the GIL)
-            self._chars += len(text)
-        return n
-
-    def encode(self, text: str) -> list[int]:
-        return self.counter.encode(text)  # type: ignore[attr-defined]
-
-    def __getattr__(self, name: str) -> Any:  # anything else a counter offers (encoding_name, calibration, ...)
-        if name == "counter":
-            raise AttributeError(name)
-        return getattr(self.counter, name)
-
-    def __repr__(self) -> str:
-        return f"CountedOnce({self.counter!r})"
+from ctxlab.tokens import counter_for
 
 
 def _nothing() -> None:
@@ -128,6 +72,7 @@ class _Held:
     strategy: Strategy
     result: ReplayResult | None
     error: CtxlabError | None
+    moved_from: ReplayResult | None = None  # the replay at another window it was moved from (same requests)
 
     @property
     def calls(self) -> int:
@@ -153,12 +98,16 @@ class ReplayCache:
         self.max_replays, self.max_calls = max(1, max_replays), max(1, max_calls)
         self.computed = 0
         self.hits = 0
+        self.moved = 0  # replays moved from another window's (full, recorded), not run
         self._held: OrderedDict[tuple, _Held] = OrderedDict()
         self._scores: OrderedDict[tuple, tuple[ReplayResult, Conversation, FactReport]] = OrderedDict()
         # what a replay run here is wrapped in; the widgets set it so their background thread waits meanwhile
         self.guard: Callable[[], AbstractContextManager[Any]] = nullcontext
         self._running: dict[tuple, threading.Event] = {}
         self._lock = threading.Lock()
+        self._origins: dict[int, tuple[ReplayResult, ReplayResult]] = {}  # id(moved) -> (moved, the replay it was)
+        self._scans: dict = {}  # the block texts' checklist scans (fact_retention_fast's memo), for every replay here
+        self._findings: dict = {}  # what the rules find in a message, for every rule-based summarizer run here
         self._counters: dict[Any, CountedOnce] = {}  # a profile's counter -> the one its replays here share
         # FAST's render cache and incremental meters, each meter counting through the shared counters
         self.speedup = Speedup(meter=lambda profile: IncrementalMeter(profile, self.counter(profile)),
@@ -214,20 +163,48 @@ class ReplayCache:
                     break
             running.wait()  # another thread runs it: wait, then read what it left (or run it, if it failed)
         try:
-            made = get_strategy(strategy, **options)
-            try:
-                held = _Held(conversation, made, self._replay(conversation, made, settings), None)
-            except CtxlabError as err:
-                held = _Held(conversation, made, None, err)
+            held = self._moved(key)  # full / recorded held at another window: the same requests, no replay
+            if held is None:
+                made = share_findings(get_strategy(strategy, **options), self._findings)
+                try:
+                    held = _Held(conversation, made, self._replay(conversation, made, settings), None)
+                except CtxlabError as err:
+                    held = _Held(conversation, made, None, err)
             with self._lock:
                 self._held[key] = held
-                self.computed += 1
+                if held.moved_from is not None:
+                    self._origins[id(held.result)] = (held.result, self._origins.get(
+                        id(held.moved_from), (held.moved_from, held.moved_from))[1])
+                self.computed += held.moved_from is None
+                self.moved += held.moved_from is not None
                 self._evict(key)
         finally:
             with self._lock:
                 self._running.pop(key, None)
             done.set()
         return held.answer()
+
+    def _moved_base(self, key: tuple) -> _Held | None:  # under the lock
+        if not can_move(key[1], key[2], key[-1]):
+            return None
+        return next((h for k, h in reversed(self._held.items()) if k[:5] == key[:5] and k[6:] == key[6:]
+                     and h.result is not None), None)
+
+    def _moved(self, key: tuple) -> _Held | None:
+        """This setting's replay moved from one held at another window (:func:`~ctxlab.lab.replay_windows.at_window`),
+        or None."""
+        with self._lock:
+            base = self._moved_base(key)
+        moved = at_window(base.result, key[5]) if base is not None else None
+        return None if moved is None else _Held(base.conversation, base.strategy, moved, None, base.result)
+
+    def ready(self, conversation: Conversation, strategy: str = "budgeted", **settings: Any) -> bool:
+        """Whether asking for this setting now runs no replay: it is held, or moved in milliseconds from a ``full`` or
+        ``recorded`` replay held at another window. Chapters 04 and 08."""
+        key = self.key(conversation, strategy, **settings)
+        with self._lock:
+            return key is not None and (any(k in self._held for k in self._answers(key))
+                                        or self._moved_base(key) is not None)
 
     def replay(self, conversation: Conversation, strategy: str = "budgeted", **settings: Any) -> ReplayResult:
         """The replay alone (:meth:`run`'s second half): ``cache.replay(conv, "sliding", window=30_000)``.
@@ -247,6 +224,9 @@ class ReplayCache:
                 del self._held[k]
             for k in [k for k, s in self._scores.items() if conversation is None or s[1] is conversation]:
                 del self._scores[k]
+            self._prune()
+            self._findings.clear()  # they hold messages and texts
+            self._scans.clear()
 
     def __len__(self) -> int:
         return len(self._held)
@@ -262,11 +242,20 @@ class ReplayCache:
         while len(self._held) > 1 and (len(self._held) > self.max_replays or total > self.max_calls):
             oldest = next(k for k in self._held if k != keep)
             total -= self._held.pop(oldest).calls
+        self._prune()
+
+    def _prune(self) -> None:  # under the lock: forget the origins of moved replays no longer held
+        live = {id(h.result) for h in self._held.values()}
+        self._origins = {k: v for k, v in self._origins.items() if k in live}
 
     def retention(self, result: ReplayResult, facts: Sequence[Fact], conversation: Conversation) -> FactReport:
         """:func:`~ctxlab.facts.fact_retention` of a replay, computed once per (replay, checklist, conversation)
-        and kept beside the replays; two threads asking at once score it once. Raises what ``fact_retention``
+        and kept beside the replays; two threads asking at once score it once. Computed by
+        :func:`~ctxlab.fast.retention.fact_retention_fast` (the same report), which keeps the block texts' scans
+        for the next replay's score. Raises what ``fact_retention``
         raises (ValueError). Chapters 06 and 08."""
+        with self._lock:  # a replay moved from another window's scores as that one (the same requests)
+            result = self._origins.get(id(result), (result, result))[1]
         key = (id(result), id(conversation), tuple(facts))
         while True:
             with self._lock:
@@ -279,7 +268,9 @@ class ReplayCache:
                     break
             running.wait()  # another thread scores it: wait, then read it (or score it, if that failed)
         try:
-            got = (result, conversation, fact_retention(result, facts, conversation))  # the refs keep the ids
+            if sum(len(a) + len(b) for a, b in self._scans.values()) > 500_000:
+                self._scans.clear()  # bounded: it keeps block texts (the replays hold them too)
+            got = (result, conversation, fact_retention_fast(result, facts, conversation, self._scans))  # refs keep ids
             with self._lock:
                 self._scores[key] = got
                 while len(self._scores) > self.max_replays:
@@ -297,4 +288,4 @@ class ReplayCache:
 
 REPLAYS = ReplayCache()  # the cache every chapter's lab functions and widgets share
 
-__all__ = ["REPLAYS", "CountedOnce", "ReplayCache", "options_key"]
+__all__ = ["REPLAYS", "CountedOnce", "ReplayCache", "options_key", "share_findings"]

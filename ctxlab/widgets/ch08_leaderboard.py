@@ -15,7 +15,9 @@ visit moves the progress bar under the controls, one step per strategy replayed;
 than 150 model calls) the widget replays the other windows in the background after it opens, one strategy at a
 time, so that a later window change finds its board computed (``wait()`` blocks until it is). There, a window
 whose board is not computed yet answers at once: the label says what is being replayed, the background replays
-that window first and draws its board when it has it (reading ``state`` waits for it).
+that window first and draws its board when it has it (reading ``state`` waits for it). ``full`` and ``recorded``
+send the same requests at every window: at a new window their replays are moved from the ones held
+(:mod:`ctxlab.lab.replay_windows`, milliseconds), so a first visit replays only the other strategies.
 """
 
 from __future__ import annotations
@@ -130,7 +132,7 @@ class LeaderboardWidget:
         """The leaderboard at ``window`` (computed on the first visit, then kept); ``progress``: move the bar, one
         step per strategy that had to be replayed. Chapter 08."""
         if window not in self.boards:
-            todo = [n for n in self.names if not REPLAYS.held(self.conversation, n, window=window, check=self.check)]
+            todo = [n for n in self.names if not REPLAYS.ready(self.conversation, n, window=window, check=self.check)]
             if progress and todo:
                 self.progress.start(len(todo), f"{len(todo)} strategies at window {window:,}")
 
@@ -155,7 +157,7 @@ class LeaderboardWidget:
 
     def _ready(self, window: int) -> bool:
         """Whether ``window``'s board can be shown without replaying (built, or every replay held)."""
-        return window in self.boards or all(REPLAYS.held(self.conversation, n, window=window, check=self.check)
+        return window in self.boards or all(REPLAYS.ready(self.conversation, n, window=window, check=self.check)
                                             for n in self.names)
 
     def _answer(self) -> None:
@@ -163,7 +165,7 @@ class LeaderboardWidget:
         long one, a label saying what the background replays first (it draws the board when done)."""
         window, strategy = self.window.value, self.strategy.value
         if self.background and not self._ready(window):
-            todo = [n for n in self.names if not REPLAYS.held(self.conversation, n, window=window, check=self.check)]
+            todo = [n for n in self.names if not REPLAYS.ready(self.conversation, n, window=window, check=self.check)]
             with self._lock:  # the background may have drawn it meanwhile: then it stays drawn
                 if window not in self.boards:
                     self._shown = None  # the background draws this setting when it has its board
@@ -200,7 +202,7 @@ class LeaderboardWidget:
             if w in self.boards:
                 continue
             jobs += [(f"{n} at {w:,}", lambda n=n, w=w: self._quietly(n, w)) for n in names
-                     if not REPLAYS.held(self.conversation, n, window=w, check=self.check)]
+                     if not REPLAYS.ready(self.conversation, n, window=w, check=self.check)]
             jobs.append((f"the board at {w:,}", lambda w=w: self._ahead(w)))
         WORKER.submit(self, jobs, self.progress.background)
 
