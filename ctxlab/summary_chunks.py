@@ -126,13 +126,17 @@ class ChunkRun:
 
 
 def summarise_in_chunks(history: Conversation, dropped: Sequence[Message], summarizer: Summarizer, cap: int,
-                        profile: ModelProfile, meter: MessageMeter, memo: dict | None = None) -> Summarised:
+                        profile: ModelProfile, meter: MessageMeter, memo: dict | None = None, *,
+                        previous: Summary | None = None) -> Summarised:
     """``dropped`` summarised in fresh calls that each fit the window with ``max_tokens`` = ``cap`` tokens (the
     module's rule): the summary (its sources: the ids of the messages it covers, all unless a call could not fit;
     None if none could), the calls (``SideCall``, kind "summary"), oldest first, and notes on what was done. One call
     when all fits. ``memo`` (a strategy's dict, kept between its calls) holds the sizes, the last requests and the
     last runs per meter and thread: the chunks still the same are taken from one (the module's incremental rule); the
-    result is the same with or without it. Raises nothing of its own. Chapter 06."""
+    result is the same with or without it. ``previous``: the summary so far of the messages before ``dropped`` (the
+    ``extend`` rule of ``summary_strategy.py``): the first call updates it, and the summary returned covers its
+    sources and then ``dropped``; with nothing to add it comes back unchanged, with no call. Raises nothing of its
+    own. Chapter 06."""
     window, room = profile.context_window, profile.context_window - cap  # room: what the request may take
     thread, memo = dropped[0].thread if dropped else "main", {} if memo is None else memo
     last, made = memo.pop("requests", {}), memo.setdefault("requests", {})  # text -> context: the last call's, these
@@ -149,13 +153,15 @@ def summarise_in_chunks(history: Conversation, dropped: Sequence[Message], summa
         made[key] = made.get(key) or last.get(key) or whole_context(view, profile, meter)
         return made[key]
 
-    dropped, inputs, kept = list(dropped), (summarizer, cap, profile), runs.setdefault((id(meter), thread), [])
+    so_far, start = previous, previous.text if previous else None  # the summary the first call updates
+    dropped, inputs, kept = list(dropped), (summarizer, cap, profile, start), runs.setdefault((id(meter), thread), [])
     before = next((r for r in kept if r.meter is meter and r.inputs == inputs), None) or ChunkRun(meter, inputs, [])
     same = shared_prefix(before.dropped, dropped)  # the dropped messages as at the last call
     run = ChunkRun(meter, inputs, dropped, before.ids[:same], before.cum[:same + 1])
     run.ids += map(attrgetter("id"), dropped[same:])
     run.cum += (run.cum[-1] + size(m) for m in dropped[same:])  # no empty message: the sums only grow
-    olds, at, summary, previous, stuck = before.chunks, 0, None, None, ""  # at: the first message not summarised
+    olds, at, summary, stuck = before.chunks, 0, previous, ""  # at: the first message not summarised
+    previous = start
     while at < len(dropped) or summary is None:
         old = olds[len(run.chunks)] if len(run.chunks) < len(olds) else None  # the chunk there: the same prompt
         prompt = None if old else ask_for(summarizer, cap, previous)
@@ -206,5 +212,5 @@ def summarise_in_chunks(history: Conversation, dropped: Sequence[Message], summa
         notes.insert(0, f"summarised in {total} summary calls, oldest first, each within the window of "
                         f"{window:,} with max_tokens {cap:,}")
     sides = tuple(run.numbered) if total > 1 else tuple(c.side for c in run.chunks)
-    covered = tuple(run.ids[:at])  # all of them, unless a call could not fit
+    covered = (*(so_far.sources if so_far else ()), *run.ids[:at])  # all of them, unless a call could not fit
     return replace(summary, sources=covered) if summary else None, sides, tuple(notes)

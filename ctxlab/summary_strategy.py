@@ -9,8 +9,14 @@ puts it into the context:
   replay turns into its own ledger row (``kind="summary"``), fresh or on the cached prefix;
 * :func:`place_summary` — one of :data:`PLACEMENTS`: the end of the system prompt (the texts'
   placement), a system block of its own, or the first message;
-* :class:`BudgetedSummaryStrategy` (``budgeted+summary``) — the texts' strategy as written, the
-  summary regenerated at every call that truncates, opening with ``views.SUMMARY_MARKER``.
+* :class:`BudgetedSummaryStrategy` (``budgeted+summary``) — the texts' strategy: build under a share of the
+  budget, summarise what was dropped, place it (opening with ``views.SUMMARY_MARKER``). When to summarise is
+  :data:`REGENERATE`: the texts regenerate the summary at every call that truncates (``every_call``: the cost
+  grows with the square of the session, a summary of everything dropped at every call); ``on_change`` only when
+  what is dropped changes; ``extend`` (the default) summarises only the newly dropped messages into the summary
+  so far, the way pi updates its compaction summary (``UPDATE_SUMMARIZATION_PROMPT``: the previous summary and
+  only the new messages, pi-mono's coding-agent compaction, read 2026-12-03), and starts again from scratch only
+  when the dropped messages stop growing at the end (a rewrite, a wider budget).
 
 The rule for a summary call's size is ``summary_chunks.py``'s: a summary call obeys the same window, and
 dropped messages that do not fit one request are summarised in chunks (:func:`summarise_in_chunks`, its names
@@ -93,6 +99,10 @@ def summary_call(history: Conversation, dropped: Sequence[Message], summary: Sum
 # where a summary goes: the end of the last system block (the texts'), a system block of its own, the first message
 Placement = Literal["system_end", "system_block", "first_user"]
 PLACEMENTS: tuple[Placement, ...] = ("system_end", "system_block", "first_user")
+# when a summary is made: at every call that truncates (the texts'), only when what is dropped changes, or extended:
+# only the newly dropped messages, summarised into the summary so far (pi's update prompt; ctxlab's default)
+Regenerate = Literal["every_call", "on_change", "extend"]
+REGENERATE: tuple[Regenerate, ...] = ("every_call", "on_change", "extend")
 
 
 def place_summary(context: Context, wrapped: str, placement: Placement, meter: MessageMeter, *,
@@ -128,11 +138,13 @@ class Dropped:
     messages: list[Message] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
     starts: list[int] = field(default_factory=lambda: [0])
+    unchanged: int = 0
 
     def update(self, context: Context, units: Sequence[Unit]) -> list[Message]:
         """The messages of the units ``context`` dropped (a new list); ``units``: those its report has a line for."""
         units, report = list(units), tuple(context.report)  # compared as the same types
         k = min(shared_prefix(self.report, report), shared_prefix(self.units, units))  # the lines as they were
+        self.unchanged = self.starts[k]  # the first dropped messages, the same as at the last update
         del self.messages[self.starts[k]:], self.ids[self.starts[k]:], self.starts[k + 1:]
         for line in report[k:]:
             if line.decision == "dropped":
@@ -145,9 +157,12 @@ class Dropped:
 
 @dataclass
 class BudgetedSummaryStrategy:
-    """``budgeted+summary``, the texts' strategy as written: build the context under (1 - ``summary_share``)
-    of the budget; when units were dropped, summarise them and place the summary, regenerated at every
-    call that truncates (``regenerate="on_change"``: only when what is dropped changes). Each summary call
+    """``budgeted+summary``, the texts' strategy: build the context under (1 - ``summary_share``) of the budget;
+    when units were dropped, summarise them and place the summary. ``regenerate`` (:data:`REGENERATE`, else
+    ValueError): ``"extend"`` (default) summarises only what dropped since the last call into the summary so far
+    (one small call, not a summary of everything again), ``"every_call"`` the texts' rule (the summary of everything
+    dropped made again at every call that truncates), ``"on_change"`` that, but only when what is dropped changes.
+    Each summary call
     is a side call (a ledger row) within the window: on the cached prefix when that fits, else fresh, in
     chunks when one does not fit (:func:`summarise_in_chunks`: a chunk whose messages and prompt are the same as
     at the last call keeps its summary, so only the chunk the newly dropped messages fall in is summarised
@@ -161,7 +176,7 @@ class BudgetedSummaryStrategy:
     placement: Placement = "system_end"
     summary_share: float = 0.2
     on_cached_prefix: bool = False
-    regenerate: Literal["every_call", "on_change"] = "every_call"
+    regenerate: Regenerate = "extend"
     name: str = "budgeted+summary"
     budgeted: ClassVar[bool] = True
     added_tools: ClassVar[tuple[ToolSpec, ...]] = ()
@@ -174,6 +189,8 @@ class BudgetedSummaryStrategy:
     def decide(self, history: Conversation, call: Call, profile: ModelProfile, meter: MessageMeter) -> Decision:
         if self.placement not in PLACEMENTS:
             raise ValueError(f"placement {self.placement!r}: choose one of {', '.join(PLACEMENTS)}")
+        if self.regenerate not in REGENERATE:
+            raise ValueError(f"regenerate {self.regenerate!r}: choose one of {', '.join(REGENERATE)}")
         budget = self.policy.budget_for(profile)
         reserve, notes = int(budget * self.summary_share), []
         try:
@@ -193,14 +210,18 @@ class BudgetedSummaryStrategy:
         gone = self.memo.setdefault("dropped", {}).setdefault(call.thread, Dropped())
         dropped = gone.update(ctx, units)  # what changed since the last call is read, not the whole history
         cap = max(0, min(reserve, budget - ctx.total_tokens) - 16)  # 16: the wrapper line, the placement's overhead
-        same = before is not None and len(before.sources) == len(dropped) and before.sources == tuple(gone.ids)
-        reuse = same and self.regenerate == "on_change"
-        summary, made, how = ((before, sides, ()) if reuse
-                              else self._summarise(history, dropped, cap, prefix, profile, meter))
+        extend, new = self.regenerate == "extend", self._uncovered(call.thread, before, gone, dropped)
+        same = not new and len(before.sources) == len(dropped)
+        reuse = same and self.regenerate == "on_change" or extend and not new  # it covers all that is dropped
+        grow = extend and before is not None and bool(new)  # only the newly dropped, into the summary so far
+        summary, made, how = ((before, sides, ()) if reuse else
+                              self._summarise(history, new if grow else dropped, cap, prefix, profile, meter,
+                                              before if grow else None))
+        self._cover(call.thread, before, summary, grow, len(new), len(dropped))
         body = self._again("cut", lambda: cut_to_tokens(summary.text, cap, meter.counter), cap, meter.counter,
                            summary.text) if summary else ""
         while summary:
-            wrapped = f"{SUMMARY_MARKER} of {len(dropped)} dropped messages]\n{body}"
+            wrapped = f"{SUMMARY_MARKER} of {len(summary.sources if extend else dropped)} dropped messages]\n{body}"
             placed = place_summary(ctx, wrapped, self.placement, meter, like=prefix)
             if placed.total_tokens <= budget or not body:
                 break  # else a token boundary merged differently: trim a little
@@ -213,9 +234,40 @@ class BudgetedSummaryStrategy:
             return Decision(ctx, notes=tuple(notes))
         self.last[call.thread] = (placed, summary, made)
         tokens = self._again("count", lambda: meter.counter.count(wrapped), meter.counter, wrapped)
-        notes[:0] = [f"summary of {len(dropped)} dropped messages: {tokens:,} tokens "
-                     f"({self.placement}){', unchanged' if same else ''}", *how]
+        again = len(summary.sources) - len(dropped) if extend and reuse else 0  # covered, now kept again
+        notes[:0] = [f"summary of {len(dropped) + again} dropped messages: {tokens:,} tokens ({self.placement})"
+                     f"{', unchanged' if reuse or same else ''}{f' ({again} of them kept again)' if again > 0 else ''}",
+                     *how]
         return Decision(placed, notes=tuple(notes), side_calls=() if reuse else made)
+
+    def _uncovered(self, thread: str, before: Summary | None, gone: Dropped, dropped: list[Message]) -> list[Message]:
+        """The dropped messages the summary so far (``before``) does not cover, oldest first: all without one. Only
+        those dropped since the last call are looked at (the others were covered then): a pinned message dropped
+        later is found wherever it sits, the order of the summary's sources does not matter."""
+        if before is None:
+            return dropped
+        hit = self.memo.setdefault("covered", {}).get(thread)
+        ids, known = (hit[1], hit[2]) if hit is not None and hit[0] is before else (set(before.sources), 0)
+        return [m for m in dropped[min(known, gone.unchanged):] if m.id not in ids]
+
+    def _cover(self, thread: str, before: Summary | None, summary: Summary | None, grow: bool, asked: int,
+               dropped: int) -> None:
+        """Remember the ids ``summary`` covers and how many first dropped messages (of ``dropped``) are known to be
+        among them, for :meth:`_uncovered` at the next call. ``asked``: how many messages it was asked to add."""
+        memo = self.memo.setdefault("covered", {})
+        hit = memo.get(thread)
+        ids = hit[1] if hit is not None and before is not None and hit[0] is before else None
+        if summary is None:
+            memo.pop(thread, None)
+        elif summary is before:  # reused: it covers every dropped message
+            memo[thread] = (summary, set(summary.sources) if ids is None else ids, dropped)
+        elif grow:  # the summary so far and the messages it was asked to add, unless a call did not fit
+            added = summary.sources[len(before.sources):]
+            ids = set(before.sources) if ids is None else ids
+            ids.update(added)
+            memo[thread] = (summary, ids, dropped if len(added) == asked else 0)
+        else:  # made afresh: its sources are the first dropped messages, in order
+            memo[thread] = (summary, set(summary.sources), len(summary.sources))
 
     def _again(self, what: str, make: Callable[[], Any], *key: object) -> Any:
         """What ``make()`` gave the last time ``what`` was asked with the same ``key``, else ``make()``: an unchanged
@@ -226,16 +278,21 @@ class BudgetedSummaryStrategy:
         return hit[1]
 
     def _summarise(self, history: Conversation, dropped: list[Message], cap: int, prefix: Context | None,
-                   profile: ModelProfile, meter: MessageMeter) -> Summarised:
-        """The summary, its calls and notes: on the cached prefix when that request fits the window, else fresh."""
+                   profile: ModelProfile, meter: MessageMeter, previous: Summary | None = None) -> Summarised:
+        """The summary, its calls and notes: on the cached prefix when that request fits the window, else fresh.
+        ``previous``: the summary so far, which ``dropped`` (the newly dropped messages) updates."""
         summarizer, notes = held_to(self.summarizer, cap, meter.counter), ()
-        if self.on_cached_prefix:  # its output tokens are known once the summary is made
+        if previous is not None:
+            notes = (f"extended: {len(dropped)} newly dropped messages into the summary of {len(previous.sources)}",)
+        if self.on_cached_prefix:  # its output tokens are known once the summary is made; the prefix holds the last
             ask = summary_call(history, dropped, Summary("", ()), profile, meter, prompt=ask_for(summarizer, cap),
-                               on_cached_prefix=True, prefix=prefix, max_tokens=cap)
+                               on_cached_prefix=True, prefix=prefix, max_tokens=cap)  # summary and what dropped now
             if ask.context.total_tokens + cap <= profile.context_window:
-                summary = summarizer.summarize(dropped)
-                return summary, (replace(ask, output_tokens=meter.text(summary.text)),), ()
-            notes = (f"the cached prefix with the summary prompt needs {ask.context.total_tokens:,} tokens + "
-                     f"max_tokens {cap:,}, over the window of {profile.context_window:,}: the summary is asked fresh",)
-        summary, sides, more = summarise_in_chunks(history, dropped, summarizer, cap, profile, meter, self.memo)
+                summary = summarizer.summarize(dropped, previous.text if previous else None)
+                summary = replace(summary, sources=(*(previous.sources if previous else ()), *summary.sources))
+                return summary, (replace(ask, output_tokens=meter.text(summary.text)),), notes
+            notes += (f"the cached prefix with the summary prompt needs {ask.context.total_tokens:,} tokens + "
+                      f"max_tokens {cap:,}, over the window of {profile.context_window:,}: the summary is asked fresh",)
+        summary, sides, more = summarise_in_chunks(history, dropped, summarizer, cap, profile, meter, self.memo,
+                                                   previous=previous)
         return summary, sides, notes + more

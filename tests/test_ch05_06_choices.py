@@ -1,7 +1,8 @@
 """Chapter 06's core widget and its lab rows: where the summary goes and how often it is made, read off the ledger.
 
 On the bundled sample at the chapter's 30,000-token window: regenerating only on a change makes 6 summary calls
-instead of 129 and the bill falls from $4.9132 to $1.2633; the placement moves it by less than a cent. A
+instead of 129 and the bill falls from $4.9132 to $1.2633 (extending with what newly dropped: 4 calls, $0.9508);
+the placement moves it by less than a cent. A
 transcript that records no model is unpriced until ``priced`` names one.
 """
 
@@ -30,6 +31,9 @@ def test_regenerating_on_a_change_cuts_the_summary_calls_and_the_bill(sample):
     rows = {(r.placement, r.regenerate): r for r in choice_rows(sample, 30_000)}
     every, change = rows[("system_end", "every_call")], rows[("system_end", "on_change")]
     assert (every.summary_calls, change.summary_calls) == (129, 6)
+    extend = rows[("system_end", "extend")]  # ctxlab's default (issue 18): only what newly dropped is summarised
+    assert extend.summary_calls == 4 and round(extend.total_cost_usd, 4) == 0.9508
+    assert extend.summary_input_tokens < change.summary_input_tokens and extend.summaries == change.summaries
     assert round(every.total_cost_usd, 4) == 4.9132 and round(change.total_cost_usd, 4) == 1.2633
     spread = max(r.total_cost_usd for r in rows.values() if r.regenerate == "every_call") - \
         min(r.total_cost_usd for r in rows.values() if r.regenerate == "every_call")
@@ -45,10 +49,13 @@ def test_the_widget_moves_both_choices_and_keeps_what_it_saw(sample):
     assert first.summary_calls == 129 and "129" in w.label.value and "$4.9132" in w.label.value
     w.regenerate.value = "on_change"
     assert w.state.summary_calls == 6 and "$1.2633" in w.label.value and "summary calls" in w.bar.value
+    w.regenerate.value = "extend"
+    assert w.state.summary_calls == 4 and "$0.9508" in w.label.value and "extend with what is new" in w.label.value
+    w.regenerate.value = "on_change"
     w.placement.value = "first_user"
-    assert w.state.placement == "first_user" and w.replays == 3
+    assert w.state.placement == "first_user" and w.replays == 4
     w.placement.value, w.regenerate.value = "system_end", "every_call"
-    assert w.state is first and w.replays == 3  # a second visit runs nothing
+    assert w.state is first and w.replays == 4  # a second visit runs nothing
     assert "regenerate='every_call'" in w._repr_mimebundle_()["text/plain"]
 
 

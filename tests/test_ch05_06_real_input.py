@@ -9,7 +9,8 @@ the section ran, or the one line saying why the data could not give it.
 
 The default run executes one unpriced case per chapter (about 5 s of CPU each); the rest of the matrix carries the
 ``thorough`` marker (``python run.py test -m thorough``); pi's chapter 06 further notebook replays 484 calls in
-seven placements (about 90 s).
+seven placements (about 90 s). No cell may print a Python traceback either (``test_notebooks_every_transcript``'s
+check; that file's default case of chapter 06 on tau-bench is this file's, run once).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from notebook_runner import cell_output, matrix, run_on, shared_file  # tests/notebook_runner.py
+from test_notebooks_every_transcript import printed_traceback
 
 TRANSCRIPTS = {
     "openhands": "openhands/*.jsonl",
@@ -58,6 +60,9 @@ DEFAULT = {("05_pruning_and_paging.ipynb", "swe-agent"), ("05_pruning_and_paging
                                                        DEFAULT))
 def test_chapters_05_06_run_on_a_real_transcript(shared_transcripts: Path, which: str, chapter: str) -> None:
     nb = run_on(chapter, shared_file(shared_transcripts, TRANSCRIPTS[which]), timeout=600)
+    tracebacks = [(i, tb) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  for tb in [printed_traceback(c)] if tb]
+    assert not tracebacks, f"{chapter} on {which}: cells printed a traceback: {tracebacks}"
     for marker, expected in CHECKS[chapter]:
         text = cell_output(nb, marker)
         assert expected in text, text

@@ -57,7 +57,7 @@ def test_every_summary_call_fits_the_window(on_cached_prefix: bool) -> None:
     # none flagged; on the cached prefix 10 calls of up to 1,769 tokens, over the window with their max_tokens.
     # Now the summaries are asked in chunks: 39 calls fresh, the largest 1,562 tokens (38 on the cached prefix).
     # (1,574 before issue 13: Claude Sonnet 4.5's o200k calibration went 1.267 -> 1.257.)
-    spy = Recording(BudgetedSummaryStrategy(on_cached_prefix=on_cached_prefix))
+    spy = Recording(BudgetedSummaryStrategy(on_cached_prefix=on_cached_prefix, regenerate="every_call"))
     result = replay(conversation(), spy, window=WINDOW, check=True)
     rows = summary_rows(result)
     assert len(rows) == len(spy.sides) > 10
@@ -72,7 +72,7 @@ def test_every_summary_call_fits_the_window(on_cached_prefix: bool) -> None:
 
 
 def test_every_dropped_message_is_summarised_once_in_order() -> None:
-    spy = Recording(BudgetedSummaryStrategy())
+    spy = Recording(BudgetedSummaryStrategy(regenerate="every_call"))  # the last call summarises all that dropped
     replay(conversation(), spy, window=WINDOW)
     last = spy.decisions[-1].side_calls  # the last call's summary calls, oldest chunk first
     assert len(last) > 1 and all(s.note.endswith(f"chunk {k} of {len(last)}") for k, s in enumerate(last, 1))
@@ -195,7 +195,9 @@ def test_pi_summary_calls_fit_its_window(shared_transcripts) -> None:
     if not path.is_file():
         pytest.skip(f"{path} not found")
     skip_unless_a_reader_recognises(path)
+    # Since issue 18 the default rule is "extend": only the newly dropped messages are summarised, 25 calls (the texts'
+    # every_call rule, still measured by chapter 06, makes the 626 above).
     result = replay(load(path).conversation(), "budgeted+summary", speedup=FAST)
     rows = summary_rows(result)
-    assert len(rows) == 626 and max(r.total_input_tokens for r in rows) == 163_490
+    assert len(rows) > 10 and max(r.total_input_tokens for r in rows) > 50_000  # 62,708: a large dropped stretch
     assert not any(r.overflow for r in rows) and all(r.total_input_tokens <= 200_000 for r in rows)

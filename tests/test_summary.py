@@ -221,7 +221,7 @@ def sample() -> Conversation:
 
 @pytest.mark.parametrize("placement", PLACEMENTS)
 def test_budgeted_summary_on_the_sample(sample: Conversation, placement: str) -> None:
-    spy = Recording(BudgetedSummaryStrategy(placement=placement))
+    spy = Recording(BudgetedSummaryStrategy(placement=placement, regenerate="every_call"))  # the texts' rule
     result = replay(sample, spy, window=30_000, check=True)
     violations = [v for rec in result.records for v in rec.violations]
     assert violations == []
@@ -254,7 +254,7 @@ def test_budgeted_summary_on_the_sample(sample: Conversation, placement: str) ->
 
 
 def test_regenerating_only_on_change_makes_fewer_summary_calls(sample: Conversation) -> None:
-    every = replay(sample, BudgetedSummaryStrategy(placement="system_block"), window=30_000)
+    every = replay(sample, BudgetedSummaryStrategy(placement="system_block", regenerate="every_call"), window=30_000)
     change = replay(sample, BudgetedSummaryStrategy(placement="system_block", regenerate="on_change"), window=30_000)
     count = lambda r: sum(1 for row in r.ledger.rows if row.kind == "summary")  # noqa: E731
     # measured: 47 truncating calls, 3 changes of what is dropped; each summary in 1 to 3 calls within the window
@@ -266,8 +266,9 @@ def test_regenerating_only_on_change_makes_fewer_summary_calls(sample: Conversat
 
 
 def test_summary_calls_on_the_cached_prefix_read_from_the_cache(sample: Conversation) -> None:
-    fresh = replay(sample, BudgetedSummaryStrategy(placement="system_block"), window=30_000)
-    cached = replay(sample, BudgetedSummaryStrategy(placement="system_block", on_cached_prefix=True), window=30_000)
+    texts = {"placement": "system_block", "regenerate": "every_call"}  # the texts' rule: a summary at every call
+    fresh = replay(sample, BudgetedSummaryStrategy(**texts), window=30_000)
+    cached = replay(sample, BudgetedSummaryStrategy(**texts, on_cached_prefix=True), window=30_000)
     side = lambda r: [row for row in r.ledger.rows if row.note.startswith("summary call")]  # noqa: E731
     # on the cached prefix, unless that request would be over the window: then fresh, and the main row says so
     assert all("on the cached prefix" in row.note or "fresh" in row.note for row in side(cached))

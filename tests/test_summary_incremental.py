@@ -6,7 +6,7 @@ answer. The strongest check is the algorithm as it stood before (commit 408dbe5,
 408dbe5:ctxlab/summary_strategy.py``), frozen below as :func:`reference_chunks` and :class:`ReferenceStrategy`: a
 replay under each must give the same ledger rows (every field), the same notes and the same contexts and side calls
 at every call — on the bundled sample and on the shared pi session, at the model's window and at 30,000 tokens,
-plain and with ``speedup=FAST``, under the default options, ``regenerate="on_change"``, ``on_cached_prefix=True`` and
+plain and with ``speedup=FAST``, under the texts' rule (``regenerate="every_call"``), ``regenerate="on_change"``, ``on_cached_prefix=True`` and
 the three placements. The reference is replayed once per conversation, options and window (with ``speedup=FAST``, in
 :func:`reference_replay`): the strategy's plain and FAST replays must both equal that one. Compaction (chapter 07) chunks through the same function: it is held to the reference too.
 Direct runs of the function over a growing, shrinking and rewritten list of dropped messages (with pruned
@@ -203,7 +203,10 @@ def reference_replay(conv: Conversation, options: dict, window: int | None) -> t
 
 
 def assert_same_replay(conv: Conversation, options: dict, window: int | None = None, speedup=None) -> ReplayResult:
-    """The strategy and the frozen reference give equal rows, notes, contexts and side calls at every call."""
+    """The strategy and the frozen reference give equal rows, notes, contexts and side calls at every call. The
+    reference knows the texts' rules only: ``regenerate`` is ``"every_call"`` unless ``options`` says otherwise (the
+    strategy's default, ``"extend"``, came after it: tests/test_summary_extend.py)."""
+    options = {"regenerate": "every_call", **options}
     new, new_decisions = replayed(conv, BudgetedSummaryStrategy(**options), window=window, speedup=speedup)
     old, old_decisions = reference_replay(conv, options, window)
     assert new.ledger.rows == old.ledger.rows

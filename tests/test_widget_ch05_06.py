@@ -373,15 +373,19 @@ def test_the_synthetic_session_shows_the_lost_system_entry():
 @needs_sample
 def test_regenerating_only_on_a_change_costs_less(sample):
     rows = regen06.regeneration_rows(sample, 30_000)
-    every, cached, change, both = rows
+    every, cached, change, both, extend, extend_cached = rows
     # 47 summaries regenerated, 3 changes; a summary whose dropped history does not fit one request within the
-    # 30,000-token window is asked in chunks (issue 12): 129 calls fresh, 48 on the cached prefix, 6 and 4 on a change
+    # 30,000-token window is asked in chunks (issue 12): 129 calls fresh, 48 on the cached prefix, 6 and 4 on a
+    # change; extending (the default, issue 18) asks only for what newly dropped: 4 calls, the fewest prompt tokens
     assert (every.summary_calls, cached.summary_calls, change.summary_calls, both.summary_calls) == (129, 48, 6, 4)
+    assert (extend.summaries, extend.summary_calls) == (change.summaries, 4) == (3, 4)
+    assert extend.summary_input_tokens < both.summary_input_tokens < change.summary_input_tokens
+    assert extend.total_cost_usd < change.total_cost_usd and extend_cached.summary_read_tokens > 0
     assert both.total_cost_usd < change.total_cost_usd < cached.total_cost_usd < every.total_cost_usd
     assert every.summary_cost_usd > every.main_cost_usd  # the texts' rule: the summaries cost more than the calls
-    assert both.summary_read_tokens > 0 == change.summary_read_tokens
-    done = replay(sample, BudgetedSummaryStrategy(), window=30_000)
-    assert regen06.regeneration_rows(sample, 30_000, options=regen06.REGENERATION_OPTIONS[:1], done=done)[0] == every
+    assert both.summary_read_tokens > 0 == change.summary_read_tokens == extend.summary_read_tokens
+    done = replay(sample, BudgetedSummaryStrategy(), window=30_000)  # the default: extend, fresh
+    assert regen06.regeneration_rows(sample, 30_000, options=regen06.REGENERATION_OPTIONS[4:5], done=done)[0] == extend
 
 
 def test_an_llm_summarizer_with_a_fake_model_records_the_prompt():
@@ -398,7 +402,7 @@ def test_the_summary_widget_follows_its_window(sample):
     facts, _ = lab05.checklist_for(sample)
     w = ch06.SummaryWidget(sample, facts, windows=[30_000, 60_000, 80_000])
     small = w.state
-    assert small.summary.startswith("## Task") and small.summary_tokens == 1_754 and small.summarised_messages == 90
+    assert small.summary.startswith("## Task") and small.summary_tokens == 1_732 and small.summarised_messages == 90
     assert (len(small.visible), len(small.in_summary), small.lost) == (10, 8, ("f06",)) and small.known == 19
     assert "f06" in w.facts_view.value and "lost" in w.facts_view.value
     w.window.value = 80_000
@@ -406,7 +410,9 @@ def test_the_summary_widget_follows_its_window(sample):
     assert wide.summary == "" and wide.summary_calls == 0 and len(wide.visible) == 19 and not wide.lost
     assert "no summary" in w.label.value
     w.window.value = 60_000
-    assert w.state.summary_calls < small.summary_calls and w.replays == 3
+    mid = w.state  # extended summaries: as few calls as at 30,000, a different worst call
+    assert mid.window == 60_000 and mid.summary_calls <= small.summary_calls and mid.kept_min != small.kept_min
+    assert w.replays == 3
     w.window.value = 30_000
     assert w.replays == 3 and w.state is small  # kept: a second visit runs nothing
     strategy, result = w.run(30_000)

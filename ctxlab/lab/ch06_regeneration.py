@@ -1,4 +1,4 @@
-"""Chapter 06's cost of regenerating a summary: every call or only on a change, fresh or on the cached prefix.
+"""Chapter 06's cost of regenerating a summary: every call, on a change or extended; fresh or on the cached prefix.
 
 Unlike :mod:`ctxlab.lab.ch06_summaries` (what a summary keeps), this measures what making it costs:
 :func:`regeneration_rows` replays ``budgeted+summary`` under each option of
@@ -16,10 +16,12 @@ from ctxlab.messages import Conversation
 from ctxlab.replay import ReplayResult
 
 REGENERATION_OPTIONS: tuple[tuple[str, dict[str, Any]], ...] = (
-    ("every call, fresh (the texts)", {}),
-    ("every call, on the cached prefix", {"on_cached_prefix": True}),
+    ("every call, fresh (the texts)", {"regenerate": "every_call"}),
+    ("every call, on the cached prefix", {"regenerate": "every_call", "on_cached_prefix": True}),
     ("on change, fresh", {"regenerate": "on_change"}),
     ("on change, on the cached prefix", {"regenerate": "on_change", "on_cached_prefix": True}),
+    ("extend, fresh (the default)", {}),
+    ("extend, on the cached prefix", {"on_cached_prefix": True}),
 )
 REGENERATION_COLUMNS = ("summary regenerated", "summary calls", "their prompt", "read", "written", "output",
                         "summary cost", "main calls cost", "total", "hit rate")
@@ -55,7 +57,7 @@ def regeneration_rows(conversation: Conversation, window: int, placement: str = 
                       done: ReplayResult | None = None) -> list[RegenerationRow]:
     """Replay ``budgeted+summary`` under each option at ``window``; sum the ledger's summary-call rows
     (their ``kind`` is ``"summary"``) and the main calls apart. Unpriced rows count as 0. ``done``:
-    the replay with the default options (every call, fresh), already run, used for an option without
+    the replay with the default options (extend, fresh), already run, used for an option without
     settings; the others are the shared replays (:data:`~ctxlab.lab.replays.REPLAYS`). Chapter 06."""
     out = []
     for label, opts in options:

@@ -1,7 +1,7 @@
 """Chapter 06's core widget: the two choices that change what a summary costs, over :mod:`ctxlab.lab.ch06_choices`.
 
-:class:`SummaryChoiceWidget` — ``placement`` (where the summary goes) and ``regenerate`` (every truncating call, or
-only when what is dropped changes), each a row of toggle buttons; it shows the ledger of that replay: the prompt
+:class:`SummaryChoiceWidget` — ``placement`` (where the summary goes) and ``regenerate`` (every truncating call,
+only when what is dropped changes, or extended with only what newly dropped), each a row of toggle buttons; it shows the ledger of that replay: the prompt
 tokens of the main calls and of the summary calls as one bar, the summary calls, the hit rate and the cost.
 Simplified on purpose: one window (the chapter's); every setting's state is kept, so a second visit is instant.
 The window slider of the first edition lives on in ``06_summaries_further`` (:class:`~ctxlab.widgets.ch06_summaries.
@@ -21,14 +21,15 @@ from ctxlab.widgets._inputs import conversation_of
 from ctxlab.widgets._plots import COLOURS, error_html, html_bar
 
 LABELS = {"system_end": "end of system prompt", "system_block": "own system block", "first_user": "first user message",
-          "every_call": "every truncating call", "on_change": "only on a change"}
+          "every_call": "every truncating call", "on_change": "only on a change",
+          "extend": "extend with what is new"}
 
 
 class SummaryChoiceWidget:
     """Two choices over ``budgeted+summary`` at one window: ``placement`` and ``regenerate`` (ToggleButtons).
 
     ``w = SummaryChoiceWidget(conv, 30_000); w.regenerate.value = "on_change"; w.state.summary_calls`` → 6 on the
-    sample (129 at ``"every_call"``). ``state`` is the :class:`~ctxlab.lab.ch06_choices.ChoiceRow` of the current
+    sample (129 at ``"every_call"``, 4 at ``"extend"``). ``state`` is the :class:`~ctxlab.lab.ch06_choices.ChoiceRow` of the current
     setting; ``replays`` counts the settings computed so far. ``window`` is a positive whole number of tokens (else
     CtxlabError naming it). Chapter 06.
     """
