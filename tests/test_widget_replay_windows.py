@@ -70,6 +70,7 @@ def test_the_cache_moves_full_and_recorded_and_scores_them_as_the_scratch_replay
     assert (cache.computed, cache.moved) == (2, 1)
 
 
+@pytest.mark.thorough  # minutes on pi; the sample's cases above run by default
 @pytest.mark.shared
 @pytest.mark.skipif(not PI.exists(), reason="the shared pi transcript is not here")
 @pytest.mark.parametrize("strategy", WINDOW_FREE)
@@ -112,6 +113,7 @@ def test_summarised_replays_sharing_the_rules_findings_are_the_replays_from_scra
     assert cache._findings  # noqa: SLF001 - they did share it
 
 
+@pytest.mark.thorough  # minutes on pi; the sample's cases above run by default
 @pytest.mark.shared
 @pytest.mark.skipif(not PI.exists(), reason="the shared pi transcript is not here")
 def test_the_leaderboards_replays_and_scores_at_two_windows_are_those_from_scratch_on_pi():
