@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -124,23 +123,35 @@ def make_file(target: Path, size_mb: float, source: Path = SOURCE) -> int:
 
 # ---- the measurement --------------------------------------------------------------------------------------
 
+# A fresh, small process starts the measured one and reports its figures as JSON. Why not start it from here: on
+# Linux a child's ``ru_maxrss`` starts from the memory high-water mark of the process it was forked from (the kernel
+# copies it at fork and records the old image's at exec), so a command started from a benchmark process that had
+# grown to 1.5 GB reported 1.5 GB, even ``--version``. The launcher is a few MB, so that floor is its own.
+LAUNCHER = """
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if hasattr(os, "wait4"):
+    _, status, usage = os.wait4(child.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+else:
+    import resource
+    code = child.wait()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps([time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, code]))
+"""
+
+
 def measure(args: list[str]) -> tuple[float, float, int, int]:
     """Run ``python -m ctxlab ARGS`` in a child process: (wall seconds, CPU seconds, peak RSS in bytes, exit code).
 
-    The child's output is thrown away; its own ``ru_maxrss`` and CPU time come from ``os.wait4`` (KiB on Linux), or
-    the ``RUSAGE_CHILDREN`` figures where ``wait4`` is missing."""
-    start = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "ctxlab", *args], cwd=ROOT, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    if hasattr(os, "wait4"):
-        _, status, usage = os.wait4(child.pid, 0)
-        child.returncode = os.waitstatus_to_exitcode(status)
-    else:  # pragma: no cover - not Linux
-        child.wait()
-        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    wall = time.perf_counter() - start
-    cpu = usage.ru_utime + usage.ru_stime
-    return wall, cpu, usage.ru_maxrss * (1 if sys.platform == "darwin" else 1024), child.returncode
+    The child is started by a fresh launcher process (:data:`LAUNCHER`: a child's peak RSS would otherwise start from
+    this process's); its output is thrown away; its own ``ru_maxrss`` and CPU time come from ``os.wait4`` (KiB on
+    Linux), or the launcher's ``RUSAGE_CHILDREN`` figures where ``wait4`` is missing."""
+    out = subprocess.run([sys.executable, "-c", LAUNCHER, sys.executable, "-m", "ctxlab", *args], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    wall, cpu, maxrss, code = json.loads(out.stdout.strip().splitlines()[-1])
+    return wall, cpu, maxrss * (1 if sys.platform == "darwin" else 1024), code
 
 
 def _size_arg(argv: list[str], quick: bool) -> float:
