@@ -202,3 +202,33 @@ def test_the_loop_runs_the_chosen_trigger_and_target(tmp_path):
                         strategy=get_strategy("compaction", policy=CompactionPolicy(0.5, 0.25)))
     assert max(s.request_tokens for s in low.steps) < max(s.request_tokens for s in default.steps)
     assert sum(s.compacted for s in low.steps) > sum(s.compacted for s in default.steps)
+
+
+@pytest.mark.shared
+def test_an_unpriced_transcript_without_a_checklist_grades_and_prices_as_the_chapter_says(shared_transcripts):
+    """The fresh reader on tau-bench (no model, no checklist): the board showed "0.0%" hit rates (no provider, so
+    no cache rules: no measurement), the workbook's pick failed its own rubric ("quote cost_usd or facts_kept"
+    where the ledger had neither), and chapter 09 had no ``MODEL`` to price it."""
+    from notebook_runner import shared_file  # tests/notebook_runner.py
+
+    from ctxlab.lab.ch06_choices import priced
+    from ctxlab.lab.ch08_leaderboard import own_leaderboard
+    from ctxlab.lab.ch09_rubric import board_rows, recommend
+    from ctxlab.lab.workbook import load_workbook_conversation
+
+    bare = load_workbook_conversation(shared_file(shared_transcripts, "tau-bench/*.json"))
+    own = own_leaderboard(bare)
+    assert bare.provider is None and {row[2] for row in board_rows(own) if row[1] != "cannot build a context"} == {"—"}
+    g = grade(recommend(own), own)
+    assert _verdict(g, "ledger numbers").passed is None and "set MODEL" in _verdict(g, "ledger numbers").detail
+    assert g.ok and g.applicable >= 3
+    named = own_leaderboard(priced(bare, "gpt-4o"))
+    hits = [row[2] for row in board_rows(named) if row[1] != "cannot build a context"]
+    assert all(h.endswith("%") for h in hits) and any(h != "0.0%" for h in hits)
+    priced_grade = grade(recommend(named), named)
+    assert _verdict(priced_grade, "ledger numbers").passed is True and priced_grade.ok
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    slots = [c.source for c in nb.cells if c.cell_type == "code" and c.source.startswith(("TRANSCRIPT =", "MODEL ="))]
+    assert [s.split(" =")[0] for s in slots] == ["TRANSCRIPT", "MODEL"]
+    assert any("priced(load_workbook_conversation(TRANSCRIPT), MODEL)" in c.source for c in nb.cells)

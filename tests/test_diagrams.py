@@ -41,6 +41,25 @@ def test_walk_cut_is_build_contexts_first_unit_not_fitting(diagrams):
     assert len([e for e in root.iter(NS + "rect") if e.get("class") == "unit cut"]) == 1
 
 
+def test_the_walks_table_accounts_for_every_unit_and_token(diagrams):
+    """The fresh reader's stumble: "231 left" did not follow from the rows, and 16 units were missing from the
+    table (fitted, then dropped because the history must open with a user message). Every unit of the report is
+    in one row, and the fixed part plus every counted row reach the budget less what the cut says is left."""
+    walk = diagrams["walk"]
+    ctx = walk.data["context"]
+    rows = [line.split() for line in walk.text.splitlines()[3:]]
+    units = sum(1 if r[0] == "unit" else int(r[0]) for r in rows if r[0] != "fixed")
+    assert units == len(ctx.report)
+    assert walk.data["dropped_after"] and all(r.decision == "dropped" for r in ctx.report
+                                              if r.unit in walk.data["dropped_after"])
+    cut = first_not_fitting(ctx)
+    left = int(cut.reason.split(", ")[1].split()[0].replace(",", ""))
+    counted = sum(r.tokens for r in ctx.report if r.tokens is not None and r is not cut)
+    assert walk.data["fixed"] + counted == ctx.budget_tokens - left
+    root = ET.fromstring(walk.svg)
+    assert len([e for e in root.iter(NS + "rect") if e.get("class") == "unit dropped"]) == len(walk.data["dropped_after"])
+
+
 def test_request_breakpoints_equal_renders(diagrams):
     from ctxlab.lab.replays import REPLAYS
     result = REPLAYS.replay(load_workbook_conversation(None), "full", provider="anthropic")

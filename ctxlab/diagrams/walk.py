@@ -3,8 +3,10 @@
 :func:`backward_walk` builds a context under a token budget and draws what the report says, in the order the walk
 went: the fixed part (tools + system + head + overhead), the units kept first (the newest unit and the pinned
 newest user message), then the units the walk tried, newest first, each kept one filled with a width proportional
-to its tokens, up to the budget line; the first unit that does not fit (the cut) in red, past the line; then one
-grey band for every older unit, "not counted" (the walk never counts them, so they have no width of their own).
+to its tokens, up to the budget line; units that fitted but were dropped again (a history must open with a user
+message, so rounds older than the oldest kept user message go) in grey; the first unit that does not fit (the cut) in
+red, past the line; then one grey band for every older unit, "not counted" (the walk never counts them, so they have
+no width of their own).
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ def first_not_fitting(context: Context) -> UnitReport | None:
 def backward_walk(conversation: Conversation | None = None, budget_tokens: int = 8_000) -> Diagram:
     """Draw ``build_context(conversation, BudgetPolicy(budget_tokens=...))``'s walk (tokens; default the bundled
     sample at 8,000, where the walk stops at a 1,270-token unit). ``data``: ``{"budget", "fixed", "cut"
-    (the first unit that did not fit, its index, or None), "kept": [unit indexes], "not_counted": n}``. Raises
+    (the first unit that did not fit, its index, or None), "kept": [unit indexes], "dropped_after": [unit indexes
+    that fitted and were dropped again], "not_counted": n}``. Raises
     what ``build_context`` raises (BudgetError when even the newest unit does not fit). Chapter 03."""
     conv = conversation if conversation is not None else load_workbook_conversation(None)
     profile = profile_for(conv.model, conv.provider)
@@ -46,6 +49,7 @@ def backward_walk(conversation: Conversation | None = None, budget_tokens: int =
     fixed = ctx.total_tokens - ctx.message_tokens
     counted = [r for r in order if r.decision != "dropped"]
     uncounted = [r for r in order if r.decision == "dropped" and r.tokens is None]  # past the cut, never counted
+    undone = [r for r in order if r.decision == "dropped" and r.tokens is not None and r is not cut]  # fitted, dropped
     span = ctx.budget_tokens + (cut.tokens if cut else 0)
     scale = (WIDTH - 2 * LEFT - BAND - 16) / max(span, 1)
     canvas = Canvas(WIDTH, 250, "The backward walk of build_context")
@@ -62,6 +66,11 @@ def backward_walk(conversation: Conversation | None = None, budget_tokens: int =
         canvas.rect(x, y, r.tokens * scale, 40, fill, stroke="#ffffff", stroke_width=0.6, cls=f"unit {r.decision}",
                     label=f"unit {r.unit} ({r.kind}, {r.first_id}): {r.tokens:,} tokens, {r.reason}")
         x += (r.tokens or 0) * scale
+    for r in undone:
+        canvas.rect(x, y, r.tokens * scale, 40, COLORS["entry"], stroke="#ffffff", stroke_width=0.6,
+                    cls="unit dropped", label=f"unit {r.unit} ({r.kind}, {r.first_id}): {r.tokens:,} tokens, "
+                                              f"fitted, then dropped: {r.reason}")
+        x += r.tokens * scale
     if cut is not None:
         canvas.rect(x, y, cut.tokens * scale, 40, COLORS["cut"], stroke=COLORS["ink"], stroke_width=1.5,
                     cls="unit cut", label=f"unit {cut.unit} ({cut.first_id}): {cut.reason}")
@@ -77,16 +86,19 @@ def backward_walk(conversation: Conversation | None = None, budget_tokens: int =
     canvas.text(band_x + BAND / 2, y + 25, f"{len(uncounted)} not counted", anchor="middle", size=12)
     canvas.line(x + 4, y + 20, band_x - 4, y + 20, COLORS["muted"], dash="2 3")
     legend = (("fixed part", COLORS["tools"]), ("pinned / newest", COLORS["pinned"]), ("kept", COLORS["kept"]),
-              ("first that does not fit", COLORS["cut"]), ("not counted", COLORS["uncounted"]))
+              ("fitted, dropped", COLORS["entry"]), ("the cut", COLORS["cut"]), ("not counted", COLORS["uncounted"]))
     for i, (name, color) in enumerate(legend):
-        canvas.rect(LEFT + i * 150, 190, 14, 14, color, stroke=COLORS["muted"], stroke_width=0.5)
-        canvas.text(LEFT + i * 150 + 20, 202, name, size=12)
+        canvas.rect(LEFT + i * 128, 190, 14, 14, color, stroke=COLORS["muted"], stroke_width=0.5)
+        canvas.text(LEFT + i * 128 + 20, 202, name, size=12)
     canvas.text(LEFT, 232, "← newest (walked first)" + " " * 8 + "direction of the walk" + " " * 8 + "oldest →",
                 size=12, fill=COLORS["muted"])
     rows = [("fixed part", "tools + system + head + overhead", fixed)]
     rows += [(f"unit {r.unit}", r.reason, r.tokens) for r in counted[:2]]
     if len(counted) > 2:
         rows.append((f"{len(counted) - 2} units", "fits", sum(r.tokens or 0 for r in counted[2:])))
+    for reason in dict.fromkeys(r.reason for r in undone):  # e.g. "the provider needs a user message first"
+        alike = [r for r in undone if r.reason == reason]
+        rows.append((f"{len(alike)} units", f"fitted, then dropped: {reason}", sum(r.tokens for r in alike)))
     if cut is not None:
         rows.append((f"unit {cut.unit}", f"the cut: {cut.reason}", cut.tokens))
     rows.append((f"{len(uncounted)} units", "not counted (older than the cut)", "—"))
@@ -94,4 +106,5 @@ def backward_walk(conversation: Conversation | None = None, budget_tokens: int =
             + text_table(rows, ["units", "what the walk did", "tokens"]))
     return Diagram("backward_walk", canvas.svg(), text,
                    {"budget": ctx.budget_tokens, "fixed": fixed, "cut": cut.unit if cut else None,
-                    "kept": [r.unit for r in counted], "not_counted": len(uncounted), "context": ctx})
+                    "kept": [r.unit for r in counted], "dropped_after": [r.unit for r in undone],
+                    "not_counted": len(uncounted), "context": ctx})

@@ -190,6 +190,9 @@ def _ledger_numbers(choice: Choice, row: CompareRow, label: str) -> Verdict:
     """Each number quoted against ``row``; a wrong one is named: "you quoted X, the ledger says Y"."""
     facts = row.facts_kept if row.facts_kept is not None else "—"
     ledger, of = ("ledger", "") if label == choice.strategy else (f"ledger of {label}", f" ({label})")
+    if row.cost_usd is None and row.facts_kept is None:  # nothing the ledger could be quoted on
+        return Verdict("ledger numbers", None, f"{ledger}: unpriced and no checklist, nothing to quote "
+                                               "(set MODEL to price it)")
     if choice.cost_usd is None and choice.facts_kept is None:
         return Verdict("ledger numbers", False, f"{ledger}: {_money(row.cost_usd)}, facts kept {facts} "
                                                 "(quote cost_usd or facts_kept)")
@@ -268,13 +271,15 @@ BOARD_COLUMNS = ("strategy", "cost", "hit rate", "compactions", "overflows", "fa
 
 def board_rows(own: OwnBoard) -> list[tuple]:
     """The leaderboard as chapter 09 prints it (:data:`BOARD_COLUMNS`, under 100 characters): a strategy that
-    could not build a context says so in the cost column; an unpriced one says ``unpriced``. Chapter 09."""
-    out = []
+    could not build a context says so in the cost column; an unpriced one says ``unpriced``; the hit rate is ``—``
+    where no provider is known (no cache rules to apply: the ledger's 0 is no measurement). Chapter 09."""
+    out, rules = [], own.conversation.provider not in (None, "", "other")
     for r in own.board.rows:
         if r.error:
             out.append((r.name, "cannot build a context", "—", "—", "—", "—"))
             continue
         cost = f"${r.cost_usd:,.4f}" if r.cost_usd is not None else "unpriced"
         facts = f"{r.facts_kept} ({r.facts_kept_min})" if r.facts_kept is not None else "—"
-        out.append((r.name, cost, f"{100 * (r.hit_rate or 0):.1f}%", r.compactions, r.overflows, facts))
+        hit = f"{100 * (r.hit_rate or 0):.1f}%" if rules else "—"
+        out.append((r.name, cost, hit, r.compactions, r.overflows, facts))
     return out
