@@ -9,6 +9,19 @@ from __future__ import annotations
 class CtxlabError(ValueError):
     """Base class: bad input or an impossible request, explained in the message. Chapters 02–08 raise it."""
 
+    def _render_traceback_(self) -> list[str]:
+        """What a notebook shows for it: one line, the class and the message, no traceback — the message already says
+        what was wrong, where and what to do. IPython calls this hook on an exception that has one ("Exception
+        classes can customise their traceback", ``InteractiveShell.showtraceback``); a script still gets Python's
+        traceback. ``MissingFileError("x.jsonl: not there.")._render_traceback_()`` →
+        ``["MissingFileError: x.jsonl: not there."]``. Chapters 00–09 (every setup cell)."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+class MissingFileError(CtxlabError, FileNotFoundError):
+    """A file that is not there; also a ``FileNotFoundError``, so ``except FileNotFoundError`` still works.
+    Chapter 00 (the ``TRANSCRIPT`` cell)."""
+
 
 class TranscriptError(CtxlabError):
     """A transcript could not be read. ``file``, ``line`` (1-based or None) and ``field`` say where.

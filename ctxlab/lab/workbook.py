@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ctxlab.base.errors import TranscriptError
+from ctxlab.base.errors import CtxlabError, MissingFileError, TranscriptError
 from ctxlab.base.safe_text import shown
 from ctxlab.io.formats import load
 from ctxlab.lab.data import REPO, SAMPLE_SESSION
@@ -52,8 +52,8 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     written into ``notes``, and so is what the reader noted of the file (a line skipped with ``strict=False``, a
     repaired parent). ``load_workbook_conversation()`` → the sample session. Chapter 00 on.
 
-    Raises ``FileNotFoundError`` when the file is not there, ``ValueError`` for a thread it does
-    not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read, its hint in a
+    Raises :class:`~ctxlab.base.errors.MissingFileError` (a ``FileNotFoundError``) when the file is not there,
+    CtxlabError for a thread it does not hold, and what :func:`ctxlab.io.formats.load` raises for a file it cannot read, its hint in a
     chapter's words: a bad line is skipped (and named in ``notes``) with ``strict=False``, which a chapter's
     setup cell takes as ``load_workbook_conversation(TRANSCRIPT, strict=False)``.
     """
@@ -61,7 +61,7 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     if not file.exists():
         what = "the bundled sample" if path is None else "your transcript"
         where = rel(file) if path is None else str(file.resolve())  # the learner's file: its full path
-        raise FileNotFoundError(f"{where}: {what} is not there. "
+        raise MissingFileError(f"{where}: {what} is not there. "
                                 + ("Run: python data/make_sample.py" if path is None else
                                    "Set TRANSCRIPT to an existing file (absolute, or relative to the notebooks folder)."))
     try:
@@ -85,7 +85,7 @@ def load_workbook_conversation(path: str | Path | None = None, conversation: int
     if thread is not None or len(threads) > 1:
         name = thread if thread is not None else ("main" if "main" in threads else threads[0])
         if name not in threads:
-            raise ValueError(f"{transcript.file} has threads {', '.join(threads)}; no thread {name!r}.")
+            raise CtxlabError(f"{transcript.file} has threads {', '.join(threads)}; no thread {name!r}.")
         others = [t for t in threads if t != name]
         kept = chosen.thread(name)
         note = f"took thread {name!r}" + (f"; other threads: {', '.join(others)}" if others else "")
