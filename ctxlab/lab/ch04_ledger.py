@@ -183,7 +183,7 @@ def miss_rows(ledger: Ledger, below: float = 0.5, ttl_s: float | None = None) ->
             minimum, ttl = rule.min_tokens, ttl_s or rule.ttl_s
             causes = ["first call"] if prompt is None else []
             if prompt is not None and prompt < minimum:
-                causes.append(f"previous prompt below the {minimum:,} minimum")
+                causes.append(f"previous prompt ({prompt:,}) below {r.model}'s {minimum:,} minimum")
             causes += [f"gap over the {ttl / 60:g}-min TTL"] if gap is not None and gap > ttl else []
             causes += [r.note] if r.note else []
             causes += between
