@@ -44,8 +44,9 @@ class Fact:
     message_id: str
 
 
-def _forms(text: str) -> tuple[str, str]:
-    """``text`` as it appears in a block's JSON wire form, escaped once and twice (arguments in a string)."""
+def wire_forms(text: str) -> tuple[str, str]:
+    """``text`` as it appears in a block's JSON wire form, escaped once and twice (arguments in a string).
+    ``wire_forms('say "hi"')`` → ``('say \\"hi\\"', 'say \\\\\\"hi\\\\\\"')``. Chapter 06."""
     once = json.dumps(text, ensure_ascii=False)[1:-1]
     return once, json.dumps(once, ensure_ascii=False)[1:-1]
 
@@ -58,24 +59,26 @@ def split_request(request: Any) -> tuple[str, str]:
     """
     seen, summary = [], []
     for b in request.blocks:
-        outside, inside = _split_block(b.message_id, b.text)
+        outside, inside = split_block(b.message_id, b.text)
         seen.append(outside)
         summary.append(inside)
     return "\n".join(t for t in seen if t), "\n".join(t for t in summary if t)
 
 
-def _split_block(message_id: str | None, text: str) -> tuple[str, str]:
-    """One block's wire text as (outside any summary, inside a summary)."""
+def split_block(message_id: str | None, text: str) -> tuple[str, str]:
+    """One block's wire text as (outside any summary, inside a summary): a ``summary:...`` message's block is all
+    summary; in any other, the text from the summary marker on. Chapter 06."""
     if message_id and message_id.startswith("summary:"):
         return "", text
     at = text.find(_MARKER)
     return (text, "") if at < 0 else (text[:at], text[at:])
 
 
-_MARKER = _forms(SUMMARY_MARKER)[0]  # the summary marker as it appears in a block's wire text
+_MARKER = wire_forms(SUMMARY_MARKER)[0]  # the summary marker as it appears in a block's wire text
 
 
-def _occurs(forms: tuple[str, str], text: str) -> bool:
+def occurs_in(forms: tuple[str, str], text: str) -> bool:
+    """Whether either wire form of a fact (:func:`wire_forms`) is in ``text``. Chapter 06."""
     return any(form in text for form in forms)
 
 
@@ -154,7 +157,7 @@ def fact_retention(replay_result: Any, facts: Sequence[Fact], conversation: Conv
     entries = [*conversation.entries, *(e for e in replay_result.new_entries if isinstance(e, Entry))]
     pages = {e.data["handle"]: e.data.get("message_id") for e in entries
              if e.kind == "paged_result" and "handle" in e.data}  # handle -> paged message id
-    forms = {f.id: _forms(f.text) for f in facts}  # escaped once per fact, not once per call
+    forms = {f.id: wire_forms(f.text) for f in facts}  # escaped once per fact, not once per call
     # A form holds no newline (JSON escapes it), so it occurs in the blocks' texts joined by newlines exactly when
     # it occurs in one of them: each block's text is scanned once per replay (a replay renders a message the same
     # way at every call), not once per call. A form that is empty or holds a newline is looked for in the joined
@@ -165,9 +168,9 @@ def fact_retention(replay_result: Any, facts: Sequence[Fact], conversation: Conv
 
     def scan(message_id: str | None, text: str) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, str], ...]]:
         """A block's facts outside and inside a summary, and its page handles (found in each part apart)."""
-        outside, inside = _split_block(message_id, text)
-        return (frozenset(f.id for f in by_piece if outside and _occurs(forms[f.id], outside)),
-                frozenset(f.id for f in by_piece if inside and _occurs(forms[f.id], inside)),
+        outside, inside = split_block(message_id, text)
+        return (frozenset(f.id for f in by_piece if outside and occurs_in(forms[f.id], outside)),
+                frozenset(f.id for f in by_piece if inside and occurs_in(forms[f.id], inside)),
                 tuple(PAGE_HANDLE.findall(outside)) + tuple(PAGE_HANDLE.findall(inside)) if pages else ())
 
     rows = []
@@ -190,27 +193,40 @@ def fact_retention(replay_result: Any, facts: Sequence[Fact], conversation: Conv
                 handles += got[2]
         if whole:
             seen, summary = split_request(rec.request)
-            in_seen.update(f.id for f in whole if _occurs(forms[f.id], seen))
-            in_summ.update(f.id for f in whole if _occurs(forms[f.id], summary))
+            in_seen.update(f.id for f in whole if occurs_in(forms[f.id], seen))
+            in_summ.update(f.id for f in whole if occurs_in(forms[f.id], summary))
         live: set[str | None] = set()
         if pages:  # only a paging strategy leaves handles
             live = {pages[h] for pair in handles for h in pair if h in pages}
-        visible, in_summary, paged, lost = [], [], [], []
-        for f in known:
-            source = where[f.message_id][1]
-            if f.id in in_seen:
-                visible.append(f.id)
-            elif f.id in in_summ:
-                in_summary.append(f.id)
-            elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
-                paged.append(f.id)
-            else:
-                lost.append(f.id)
-        rows.append(FactRow(rec.call.thread, rec.call.index, len(known), tuple(visible), tuple(in_summary),
-                            tuple(paged), tuple(lost)))
+        rows.append(fact_row(rec.call, known, where, in_seen, in_summ, live))
+    return retention_report(replay_result.strategy, len(facts), rows)
+
+
+def fact_row(call: Any, known: Sequence[Fact], where: dict[str, tuple[int, Any]], in_seen: set[str],
+             in_summary: set[str], live: set[str | None]) -> FactRow:
+    """One call's row: each fact ``known`` by then is visible (its id in ``in_seen``: found outside any summary), in
+    the summary (``in_summary``), paged (its message is behind a live page handle, ``live``: message ids, and the
+    fact is in that message's text) or lost, in that order of precedence. ``where``: item id -> (position, item).
+    ``fact_row(call, [f01], where, {"f01"}, set(), set()).visible`` → ``("f01",)``. Chapter 06."""
+    visible, summarised, paged, lost = [], [], [], []
+    for f in known:
+        source = where[f.message_id][1]
+        if f.id in in_seen:
+            visible.append(f.id)
+        elif f.id in in_summary:
+            summarised.append(f.id)
+        elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
+            paged.append(f.id)
+        else:
+            lost.append(f.id)
+    return FactRow(call.thread, call.index, len(known), tuple(visible), tuple(summarised), tuple(paged), tuple(lost))
+
+
+def retention_report(strategy: str, facts: int, rows: Sequence[FactRow]) -> FactReport:
+    """The report of ``rows`` (one per call, in order) for a checklist of ``facts`` facts: the last call's score and
+    the worst call's (the lowest kept / known among calls that know a fact; the first such on a tie). Chapter 06."""
     scored = [r for r in rows if r.known]
     worst = min(scored, key=lambda r: r.kept / r.known) if scored else None
     last = rows[-1] if rows else None
-    return FactReport(replay_result.strategy, len(facts), tuple(rows), last.kept if last else 0,
-                      last.known if last else 0, worst.kept if worst else 0, worst.known if worst else 0,
-                      worst.call if worst else None)
+    return FactReport(strategy, facts, tuple(rows), last.kept if last else 0, last.known if last else 0,
+                      worst.kept if worst else 0, worst.known if worst else 0, worst.call if worst else None)

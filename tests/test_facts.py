@@ -154,7 +154,7 @@ def test_pi_summary_scores_are_numbers_and_fact_ids_only() -> None:
 def _scored_call_by_call(result, facts, conversation: Conversation) -> list[tuple]:
     """The definition, call by call, with no memo: each fact looked for in the request's joined wire text (outside
     and inside a summary), page handles in each side's text — what fact_retention computes once per block."""
-    from ctxlab.facts import _forms
+    from ctxlab.facts import wire_forms as _forms
     from ctxlab.messages import Entry, Message
     from ctxlab.paging import PAGE_HANDLE
     from ctxlab.strategies import model_calls

@@ -20,26 +20,12 @@ after chapter 08, like the rest of ``ctxlab/fast/``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
-from ctxlab.facts import Fact, FactReport, FactRow, split_request
-from ctxlab.messages import Conversation, Entry, Message
+from ctxlab.facts import Fact, FactReport, fact_row, occurs_in, retention_report, split_block, split_request, wire_forms
+from ctxlab.messages import Conversation, Entry
 from ctxlab.paging import PAGE_HANDLE
 from ctxlab.strategies import model_calls
-from ctxlab.views import SUMMARY_MARKER
-
-
-def _forms(text: str) -> tuple[str, str]:  # as ctxlab.facts: the text in a block's wire form, escaped once and twice
-    once = json.dumps(text, ensure_ascii=False)[1:-1]
-    return once, json.dumps(once, ensure_ascii=False)[1:-1]
-
-
-_MARKER = _forms(SUMMARY_MARKER)[0]
-
-
-def _occurs(forms: tuple[str, str], text: str) -> bool:
-    return any(form in text for form in forms)
 
 
 def fact_retention_fast(replay_result: Any, facts: Sequence[Fact], conversation: Conversation,
@@ -55,19 +41,15 @@ def fact_retention_fast(replay_result: Any, facts: Sequence[Fact], conversation:
     entries = [*conversation.entries, *(e for e in replay_result.new_entries if isinstance(e, Entry))]
     pages = {e.data["handle"]: e.data.get("message_id") for e in entries
              if e.kind == "paged_result" and "handle" in e.data}
-    forms = {f.id: _forms(f.text) for f in facts}
+    forms = {f.id: wire_forms(f.text) for f in facts}
     by_piece = [f for f in facts if all(form and "\n" not in form for form in forms[f.id])]
     whole = [f for f in facts if f not in by_piece]
     texts = (memo if memo is not None else {}).setdefault((tuple(by_piece), bool(pages)), ({}, {}))
 
     def scan(message_id: str | None, text: str) -> tuple[frozenset[str], frozenset[str], tuple]:
-        if message_id and message_id.startswith("summary:"):
-            outside, inside = "", text
-        else:
-            at = text.find(_MARKER)
-            outside, inside = (text, "") if at < 0 else (text[:at], text[at:])
-        return (frozenset(f.id for f in by_piece if outside and _occurs(forms[f.id], outside)),
-                frozenset(f.id for f in by_piece if inside and _occurs(forms[f.id], inside)),
+        outside, inside = split_block(message_id, text)
+        return (frozenset(f.id for f in by_piece if outside and occurs_in(forms[f.id], outside)),
+                frozenset(f.id for f in by_piece if inside and occurs_in(forms[f.id], inside)),
                 tuple(PAGE_HANDLE.findall(outside)) + tuple(PAGE_HANDLE.findall(inside)) if pages else ())
 
     seen: set[int] = set()  # ids of the block objects met so far (each kept alive in `alive`)
@@ -106,30 +88,12 @@ def fact_retention_fast(replay_result: Any, facts: Sequence[Fact], conversation:
         handles = [x for x, n in counts[2].items() if n]
         if whole:
             seen_text, summary = split_request(rec.request)
-            in_seen.update(f.id for f in whole if _occurs(forms[f.id], seen_text))
-            in_summ.update(f.id for f in whole if _occurs(forms[f.id], summary))
+            in_seen.update(f.id for f in whole if occurs_in(forms[f.id], seen_text))
+            in_summ.update(f.id for f in whole if occurs_in(forms[f.id], summary))
         live: set[str | None] = set()
         if pages:
             live = {pages[h] for pair in handles for h in pair if h in pages}
-        visible, in_summary, paged, lost = [], [], [], []
-        for f in known:
-            source = where[f.message_id][1]
-            if f.id in in_seen:
-                visible.append(f.id)
-            elif f.id in in_summ:
-                in_summary.append(f.id)
-            elif f.message_id in live and isinstance(source, Message) and f.text in source.text:
-                paged.append(f.id)
-            else:
-                lost.append(f.id)
-        rows.append(FactRow(rec.call.thread, rec.call.index, len(known), tuple(visible), tuple(in_summary),
-                            tuple(paged), tuple(lost)))
-    scored = [r for r in rows if r.known]
-    worst = min(scored, key=lambda r: r.kept / r.known) if scored else None
-    last = rows[-1] if rows else None
-    return FactReport(replay_result.strategy, len(facts), tuple(rows), last.kept if last else 0,
-                      last.known if last else 0, worst.kept if worst else 0, worst.known if worst else 0,
-                      worst.call if worst else None)
-
+        rows.append(fact_row(rec.call, known, where, in_seen, in_summ, live))
+    return retention_report(replay_result.strategy, len(facts), rows)
 
 __all__ = ["fact_retention_fast"]
