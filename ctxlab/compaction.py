@@ -236,7 +236,7 @@ class CompactionStrategy:
         new_entry = replace(new_entry, data={**new_entry.data, "tokens_after": after.total_tokens})
         new_entries = (*shrunk_entries, new_entry)
         notes.append(f"compacted {len(dropped)} messages: {ctx.total_tokens:,} → {after.total_tokens:,} tokens "
-                     f"(trigger {self.policy.trigger_ratio:.0%}, target {target:,})")
+                     f"(trigger {self.policy.trigger_ratio:.0%}, target {target:,} tokens)")
         if after.total_tokens > target:
             notes.append(f"above target after compaction: {after.total_tokens:,} > {target:,}")
         return self.send(after, call, notes, profile, new_entries=new_entries, side_calls=sides)

@@ -30,7 +30,8 @@ def test_the_samples_storyline_is_found_in_the_data():
     assert by_kind["largest result"].call == 31 and "50,852 chars" in by_kind["largest result"].text
     assert by_kind["model switch"].call == 42 and "calls 42–47 on claude-opus-4-5" in by_kind["model switch"].text
     assert by_kind["interrupted"].call == 48
-    assert by_kind["fork"].call == 54 and "after call 54: 3 items from 'm124'" in by_kind["fork"].text  # the branch's time, not call 54's
+    fork = "after call 54: a fork — 3 items from 'm124' on, then back to 'm124'"
+    assert by_kind["fork"].call == 54 and fork in by_kind["fork"].text  # the branch's time, not call 54's
     assert [e.call for e in events if e.kind == "pause"] == [30, 55]
     assert by_kind["end"].call == 77 and [e.call for e in events] == sorted(e.call for e in events)
     assert stub_count(conv) == (167, 1, 168)  # the interrupted call's stub: 167 messages become 168

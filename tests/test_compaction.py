@@ -72,7 +72,7 @@ def test_compacts_at_the_trigger_down_to_the_target_and_rarely():
     for e in done:  # the effective target is a typed field; the note states the same number
         rec = next(r for r in result.records if r.call.index == int(e.id.rsplit(":", 1)[1]))
         assert e.data["target"] >= int(0.5 * window)
-        assert any(n.startswith("compacted") and f"target {e.data['target']:,})" in n for n in rec.notes)
+        assert any(n.startswith("compacted") and f"target {e.data['target']:,} tokens)" in n for n in rec.notes)
 
 
 def test_no_compaction_on_two_consecutive_calls():

@@ -51,7 +51,7 @@ def test_typed_fields_agree_with_the_notes_they_replaced(sample):
     state = sawtooth(result, WINDOW, 0.8, 0.5)
     notes = {rec.call.index: rec.notes for rec in result.records}
     for c in state.compactions:
-        said = next(m.group(1) for n in notes[c.call] if (m := re.search(r"^compacted .*target ([\d,]+)\)", n)))
+        said = next(m.group(1) for n in notes[c.call] if (m := re.search(r"^compacted .*target ([\d,]+) tokens\)", n)))
         assert c.target_tokens == int(said.replace(",", ""))
         assert c.above_target == any(n.startswith("above target") for n in notes[c.call])
     assert state.compaction_calls == (31, 32) and state.summary_calls == 2

@@ -87,7 +87,7 @@ def fork_events(path: str | Path, calls_by_id: dict[str, int] | None = None) -> 
         call = max([n for i, n in (calls_by_id or {}).items() if i in main[:shared]], default=0)
         stamp = getattr(session[branch[shared]], "timestamp", None) if shared < len(branch) else None
         left = len(branch) - shared
-        text = f"after call {call}: {left} items from {at!r} at this time, then a rewind to {at!r}: a fork"
+        text = f"after call {call}: a fork — {left} items from {at!r} on, then back to {at!r}"
         out.append(StoryEvent(call, _clock(_seconds(stamp)), "fork", text))
     return out
 
