@@ -76,3 +76,11 @@ def test_chapter_06_regeneration_and_placement_change_the_summary_bill(page, lab
     assert LABELS["system_block"] in moved, moved
     assert summary_calls(moved) == block.summary_calls, moved
     assert cost_text(block) in moved and f"{100 * block.hit_rate:.1f}%" in moved, moved
+
+    # Extend with what is new (ctxlab's default, issue 18): the fewest summary prompt tokens; the label follows.
+    button(widget, LABELS["extend"]).click()
+    grown = expected("system_block", "extend")
+    extended = changed(label.inner_text, moved, lambda got: LABELS["extend"] in got, timeout_ms=REACT_MS)
+    assert LABELS["extend"] in extended, extended
+    assert summary_calls(extended) == grown.summary_calls <= block.summary_calls, extended
+    assert cost_text(grown) in extended and f"{100 * grown.hit_rate:.1f}%" in extended, extended
